@@ -1,0 +1,67 @@
+// swift-tools-version:6.0
+// winkd: face expressions from a webcam, as events on a Unix socket.
+// The frame flows one way: Capture -> FaceTracking -> Expressions -> EventServer, with Overlay as a second
+// consumer of tracked faces. Modules import only downward; each C target is imported by one module only.
+import PackageDescription
+
+/// Optimisation and SIMD flags for the C++ shims, applied in every configuration: dlib's shape predictor
+/// is header-only template code and runs many times slower unoptimised (see ../shared/NOTES.md).
+/// AVX2+FMA run on every x86-64 CPU since Haswell (2013) / Excavator; set WINK_PORTABLE=1 at build time
+/// for a baseline x86-64 (SSE2) build on older machines.
+let portable = Context.environment["WINK_PORTABLE"] == "1"
+let simdFlags: [String] = portable ? [] : ["-mavx2", "-mfma"]
+let cxxOptimise: [CXXSetting] = [
+    .unsafeFlags(["-O3", "-fno-math-errno", "-I/usr/include/opencv4"] + simdFlags),
+    // SwiftPM defines DEBUG in debug builds, which would switch dlib's asserts on and break its
+    // build-configuration check against Debian's libdlib.
+    .define("DLIB_DISABLE_ASSERTS"),
+    .define("DLIB_NO_GUI_SUPPORT"),
+]
+let openCV: [LinkerSetting] = [
+    .linkedLibrary("opencv_core"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_imgcodecs"),
+    .linkedLibrary("opencv_videoio"), .linkedLibrary("opencv_calib3d"),
+]
+
+let package = Package(
+    name: "winkd",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "winkd", targets: ["winkd"]),
+        .executable(name: "winkctl", targets: ["winkctl"]),
+    ],
+    targets: [
+        // MARK: C and C++ behind plain C headers
+        .target(
+            name: "CWinkVision", cxxSettings: cxxOptimise,
+            linkerSettings: [.linkedLibrary("dlib"), .linkedLibrary("lapack"), .linkedLibrary("blas"),
+                             .linkedLibrary("m"), .linkedLibrary("stdc++")] + openCV),
+        .target(name: "CWinkMedia", cxxSettings: cxxOptimise, linkerSettings: openCV + [.linkedLibrary("stdc++")]),
+        .target(name: "CWinkOverlay", cxxSettings: cxxOptimise, linkerSettings: openCV + [.linkedLibrary("stdc++")]),
+        .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("v4l2")]),
+        .target(name: "CWinkSocket", cSettings: [.define("_GNU_SOURCE")]),
+
+        // MARK: Swift modules, bottom to top
+        .target(name: "WinkCore"),
+        .target(name: "Capture", dependencies: ["WinkCore", "CLinux", "CWinkMedia"]),
+        .target(name: "FaceTracking", dependencies: ["WinkCore", "CWinkVision"]),
+        .target(name: "Expressions", dependencies: ["WinkCore"]),
+        .target(name: "EventServer", dependencies: ["WinkCore", "CWinkSocket"]),
+        .target(name: "Overlay", dependencies: ["WinkCore", "CWinkOverlay"]),
+        .target(name: "WinkDaemon",
+                dependencies: ["WinkCore", "Capture", "FaceTracking", "Expressions", "EventServer", "Overlay"]),
+        .executableTarget(name: "winkd", dependencies: ["WinkDaemon"]),
+        .executableTarget(name: "winkctl", dependencies: ["WinkDaemon"]),
+
+        // MARK: Tests
+        .testTarget(name: "WinkCoreTests", dependencies: ["WinkCore"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
+        .testTarget(name: "FaceTrackingTests", dependencies: ["FaceTracking", "Capture"]),
+        .testTarget(name: "ExpressionsTests", dependencies: ["Expressions"]),
+        .testTarget(name: "EventServerTests", dependencies: ["EventServer"]),
+        .testTarget(name: "OverlayTests", dependencies: ["Overlay"]),
+        .testTarget(name: "WinkDaemonTests", dependencies: ["WinkDaemon"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["WinkCore"]),
+    ],
+    swiftLanguageModes: [.v5],
+    cxxLanguageStandard: .cxx17
+)

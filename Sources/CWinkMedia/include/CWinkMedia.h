@@ -1,0 +1,49 @@
+// CWinkMedia: recorded video and still images through OpenCV (VideoCapture with the FFmpeg backend,
+// imread), decoded straight into caller-owned planes.
+//
+// Planes: grey is `width` x `height` bytes (stride = width); BGR is `width` x `height` x 3 bytes
+// (stride = 3 x width); origin top-left. No C++ exception crosses this header.
+// Thread-safety: a wm_video is used by one thread at a time; wm_image_* functions are thread-safe.
+#ifndef CWINKMEDIA_H
+#define CWINKMEDIA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum wm_status {
+    WM_OK = 0,
+    WM_END = 1,            // no more frames
+    WM_MISSING = 2,        // the file does not exist
+    WM_UNREADABLE = 3,     // it exists but cannot be read (permissions, a directory)
+    WM_NOT_MEDIA = 4,      // it was read but is not a video or image OpenCV can decode
+    WM_BAD_ARGUMENT = 5,
+    WM_INTERNAL = 6,
+} wm_status;
+
+typedef struct wm_video wm_video;
+
+/// Opens a recorded video with OpenCV's FFmpeg backend and reads its first frame to prove it decodes.
+/// On failure, a one-line reason (without the path) goes into `message`.
+wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t message_len);
+void wm_video_close(wm_video *video);
+/// Frame size in pixels and the container's nominal frame rate (0 if unknown).
+void wm_video_info(const wm_video *video, int *width, int *height, double *fps);
+
+/// Decodes the next frame. Writes its presentation time in milliseconds (CAP_PROP_POS_MSEC, the
+/// container's timestamp) into `*time_ms`. `gray` receives width x height bytes; `bgr`, if not NULL,
+/// width x height x 3. Returns WM_END after the last frame.
+wm_status wm_video_read(wm_video *video, uint8_t *gray, uint8_t *bgr, double *time_ms);
+
+/// Reads the size of a still image (any format imread decodes). On failure `message` says why.
+wm_status wm_image_probe(const char *path, int *width, int *height, char *message, size_t message_len);
+/// Decodes a still image into grey (and BGR if not NULL) planes of the size wm_image_probe gave.
+wm_status wm_image_read(const char *path, int width, int height, uint8_t *gray, uint8_t *bgr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,330 @@
+// CWinkVision: see include/CWinkVision.h for the contract. No exception leaves this file.
+#include "CWinkVision.h"
+
+#include <dlib/image_processing.h>
+#include <dlib/image_processing/frontal_face_detector.h>
+#include <dlib/opencv/cv_image.h>
+#include <opencv2/calib3d.hpp>
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+struct wv_detector {
+    dlib::frontal_face_detector detector = dlib::get_frontal_face_detector();
+    cv::Mat small;      // reused downscaled frame
+    std::vector<dlib::rect_detection> dets;
+};
+
+struct wv_predictor {
+    dlib::shape_predictor model;
+};
+
+namespace {
+
+void write_message(char *message, size_t len, const std::string &text) {
+    if (message == nullptr || len == 0) return;
+    std::snprintf(message, len, "%s", text.c_str());
+}
+
+bool valid_image(const uint8_t *gray, int width, int height, int stride) {
+    return gray != nullptr && width > 0 && height > 0 && stride >= width;
+}
+
+// Wraps caller memory as a cv::Mat header without copying.
+cv::Mat wrap(const uint8_t *gray, int width, int height, int stride) {
+    return cv::Mat(height, width, CV_8UC1, const_cast<uint8_t *>(gray), static_cast<size_t>(stride));
+}
+
+float distance(const float *xy, int a, int b) {
+    float dx = xy[2 * a] - xy[2 * b], dy = xy[2 * a + 1] - xy[2 * b + 1];
+    return std::sqrt(dx * dx + dy * dy);
+}
+
+// Eye aspect ratio over six landmarks p1..p6 starting at `first` (Soukupova & Cech, CVWW 2016).
+float eye_aspect_ratio(const float *xy, int first) {
+    float horizontal = distance(xy, first, first + 3);
+    if (horizontal <= 0) return 0;
+    return (distance(xy, first + 1, first + 5) + distance(xy, first + 2, first + 4)) / (2 * horizontal);
+}
+
+// Median of the grey values inside [x0,x1) x [y0,y1) (clipped to the image), by a 256-bin histogram.
+float median_in(const cv::Mat &img, int x0, int y0, int x1, int y1) {
+    x0 = std::max(0, x0); y0 = std::max(0, y0);
+    x1 = std::min(img.cols, x1); y1 = std::min(img.rows, y1);
+    if (x1 <= x0 || y1 <= y0) return 0;
+    uint32_t hist[256] = {0};
+    uint32_t n = 0;
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *row = img.ptr<uint8_t>(y);
+        for (int x = x0; x < x1; x++) { hist[row[x]]++; n++; }
+    }
+    uint32_t half = n / 2, acc = 0;
+    for (int v = 0; v < 256; v++) { acc += hist[v]; if (acc > half) return static_cast<float>(v); }
+    return 255;
+}
+
+// The darkest row mean over the middle third (in x) of the eye's landmark box, rows within the box
+// widened by 15% of the eye width above and below.
+float darkest_row(const cv::Mat &img, const float *xy, int first) {
+    float minx = 1e9f, maxx = -1e9f, miny = 1e9f, maxy = -1e9f;
+    for (int i = first; i < first + 6; i++) {
+        minx = std::min(minx, xy[2 * i]); maxx = std::max(maxx, xy[2 * i]);
+        miny = std::min(miny, xy[2 * i + 1]); maxy = std::max(maxy, xy[2 * i + 1]);
+    }
+    float w = maxx - minx;
+    int x0 = static_cast<int>(std::lround(minx + w / 3)), x1 = static_cast<int>(std::lround(maxx - w / 3));
+    int y0 = static_cast<int>(std::lround(miny - 0.15f * w)), y1 = static_cast<int>(std::lround(maxy + 0.15f * w));
+    x0 = std::max(0, x0); y0 = std::max(0, y0);
+    x1 = std::min(img.cols, std::max(x1, x0 + 1)); y1 = std::min(img.rows, std::max(y1, y0 + 1));
+    if (x1 <= x0 || y1 <= y0) return -1;
+    float best = 1e9f;
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *row = img.ptr<uint8_t>(y);
+        uint32_t sum = 0;
+        for (int x = x0; x < x1; x++) sum += row[x];
+        best = std::min(best, static_cast<float>(sum) / static_cast<float>(x1 - x0));
+    }
+    return best;
+}
+
+}  // namespace
+
+extern "C" {
+
+wv_detector *wv_detector_create(void) {
+    try {
+        return new wv_detector();
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+void wv_detector_destroy(wv_detector *detector) { delete detector; }
+
+wv_status wv_detect(wv_detector *detector, const uint8_t *gray, int width, int height, int stride,
+                    float scale, int upsample, float adjust_threshold,
+                    wv_rect *out, int capacity, int *count) {
+    if (count) *count = 0;
+    if (!detector || !valid_image(gray, width, height, stride) || !(scale > 0 && scale <= 4) || upsample < 0 ||
+        upsample > 3 || (capacity > 0 && !out) || !count)
+        return WV_BAD_ARGUMENT;
+    try {
+        cv::Mat full = wrap(gray, width, height, stride);
+        const cv::Mat *src = &full;
+        if (scale != 1) {
+            cv::resize(full, detector->small, cv::Size(), scale, scale, scale < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
+            src = &detector->small;
+        }
+        float factor = 1.0f / scale;
+        detector->dets.clear();
+        if (upsample == 0) {
+            dlib::cv_image<unsigned char> img(*src);
+            detector->detector(img, detector->dets, adjust_threshold);
+        } else {
+            dlib::array2d<unsigned char> up;
+            dlib::assign_image(up, dlib::cv_image<unsigned char>(*src));
+            for (int i = 0; i < upsample; i++) dlib::pyramid_up(up);
+            detector->detector(up, detector->dets, adjust_threshold);
+            factor /= static_cast<float>(1 << upsample);
+        }
+        std::sort(detector->dets.begin(), detector->dets.end(),
+                  [](const dlib::rect_detection &a, const dlib::rect_detection &b) {
+                      return a.rect.area() > b.rect.area();
+                  });
+        int n = std::min<int>(capacity, static_cast<int>(detector->dets.size()));
+        for (int i = 0; i < n; i++) {
+            const auto &r = detector->dets[i].rect;
+            out[i] = wv_rect{r.left() * factor, r.top() * factor, (r.width()) * factor, (r.height()) * factor,
+                             static_cast<float>(detector->dets[i].detection_confidence)};
+        }
+        *count = n;
+        return WV_OK;
+    } catch (...) {
+        return WV_INTERNAL;
+    }
+}
+
+wv_status wv_predictor_load(const char *path, wv_predictor **out, char *message, size_t message_len) {
+    if (!path || !out) return WV_BAD_ARGUMENT;
+    *out = nullptr;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) {
+            write_message(message, message_len, "model file does not exist");
+            return WV_MODEL_MISSING;
+        }
+        write_message(message, message_len, std::string("cannot read model file: ") + std::strerror(errno));
+        return WV_MODEL_UNREADABLE;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        write_message(message, message_len, "is a directory, not a model file");
+        return WV_MODEL_UNREADABLE;
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        write_message(message, message_len, std::string("cannot open model file: ") + std::strerror(errno));
+        return WV_MODEL_UNREADABLE;
+    }
+    unsigned char magic[4] = {0, 0, 0, 0};
+    in.read(reinterpret_cast<char *>(magic), 4);
+    if (in.gcount() < 4) {
+        write_message(message, message_len, "not a dlib shape predictor: the file is empty or truncated");
+        return WV_MODEL_NOT_DLIB;
+    }
+    if (magic[0] == 'B' && magic[1] == 'Z' && magic[2] == 'h') {
+        write_message(message, message_len,
+                      "still bzip2-compressed: decompress it first (bunzip2), or use Debian's libdlib-data");
+        return WV_MODEL_NOT_DLIB;
+    }
+    if (magic[0] == 0x1f && magic[1] == 0x8b) {
+        write_message(message, message_len, "still gzip-compressed: decompress it first (gunzip)");
+        return WV_MODEL_NOT_DLIB;
+    }
+    in.seekg(0);
+    auto predictor = new (std::nothrow) wv_predictor();
+    if (!predictor) return WV_INTERNAL;
+    try {
+        dlib::deserialize(predictor->model, in);
+    } catch (const std::exception &e) {
+        delete predictor;
+        std::string what = e.what();
+        for (auto &c : what) if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+        while (!what.empty() && what.back() == ' ') what.pop_back();
+        write_message(message, message_len, "not a dlib shape predictor (" + what + ")");
+        return WV_MODEL_NOT_DLIB;
+    } catch (...) {
+        delete predictor;
+        write_message(message, message_len, "not a dlib shape predictor");
+        return WV_MODEL_NOT_DLIB;
+    }
+    if (predictor->model.num_parts() != 68) {
+        write_message(message, message_len,
+                      "a dlib shape predictor with " + std::to_string(predictor->model.num_parts()) +
+                          " landmarks, but winkd needs the 68-point model (shape_predictor_68_face_landmarks.dat)");
+        delete predictor;
+        return WV_MODEL_WRONG_PARTS;
+    }
+    *out = predictor;
+    return WV_OK;
+}
+
+void wv_predictor_destroy(wv_predictor *predictor) { delete predictor; }
+
+int wv_predictor_parts(const wv_predictor *predictor) {
+    return predictor ? static_cast<int>(predictor->model.num_parts()) : 0;
+}
+
+wv_status wv_predict(wv_predictor *predictor, const uint8_t *gray, int width, int height, int stride,
+                     wv_rect box, float *out_xy, int out_capacity) {
+    if (!predictor || !valid_image(gray, width, height, stride) || !out_xy) return WV_BAD_ARGUMENT;
+    int parts = static_cast<int>(predictor->model.num_parts());
+    if (out_capacity < 2 * parts || !(box.width > 1 && box.height > 1) || !std::isfinite(box.x) ||
+        !std::isfinite(box.y))
+        return WV_BAD_ARGUMENT;
+    try {
+        dlib::cv_image<unsigned char> img(wrap(gray, width, height, stride));
+        dlib::rectangle r(std::lround(box.x), std::lround(box.y), std::lround(box.x + box.width - 1),
+                          std::lround(box.y + box.height - 1));
+        dlib::full_object_detection shape = predictor->model(img, r);
+        for (int i = 0; i < parts; i++) {
+            out_xy[2 * i] = static_cast<float>(shape.part(i).x());
+            out_xy[2 * i + 1] = static_cast<float>(shape.part(i).y());
+        }
+        return WV_OK;
+    } catch (...) {
+        return WV_INTERNAL;
+    }
+}
+
+wv_status wv_measure_face(const uint8_t *gray, int width, int height, int stride, const float *xy,
+                          wv_face_measure *out) {
+    if (!valid_image(gray, width, height, stride) || !xy || !out) return WV_BAD_ARGUMENT;
+    try {
+        cv::Mat img = wrap(gray, width, height, stride);
+        // Cheeks and nose: between the outer eye corners, from below the eyes to the upper lip.
+        float eyeBottom = std::max(xy[2 * 41 + 1], xy[2 * 46 + 1]);
+        float lip = xy[2 * 51 + 1];
+        int x0 = static_cast<int>(xy[2 * 36]), x1 = static_cast<int>(xy[2 * 45]);
+        int y0 = static_cast<int>(eyeBottom), y1 = static_cast<int>(lip);
+        if (x1 - x0 < 2 || y1 - y0 < 2) {  // degenerate landmarks: fall back to the whole landmark box
+            x0 = width; x1 = 0; y0 = height; y1 = 0;
+            for (int i = 0; i < 68; i++) {
+                x0 = std::min(x0, static_cast<int>(xy[2 * i])); x1 = std::max(x1, static_cast<int>(xy[2 * i]));
+                y0 = std::min(y0, static_cast<int>(xy[2 * i + 1])); y1 = std::max(y1, static_cast<int>(xy[2 * i + 1]));
+            }
+        }
+        float median = median_in(img, x0, y0, x1, y1);
+        out->median_brightness = median;
+        for (int eye = 0; eye < 2; eye++) {
+            int first = eye == 0 ? 36 : 42;
+            wv_eye_measure &m = eye == 0 ? out->right_eye : out->left_eye;
+            m.aspect_ratio = eye_aspect_ratio(xy, first);
+            float dark = darkest_row(img, xy, first);
+            m.iris_contrast = (median > 0 && dark >= 0) ? std::clamp((median - dark) / median, 0.0f, 1.0f) : 0.0f;
+        }
+        float minx = 1e9f, maxx = -1e9f, miny = 1e9f, maxy = -1e9f;
+        for (int i = 0; i < 68; i++) {
+            minx = std::min(minx, xy[2 * i]); maxx = std::max(maxx, xy[2 * i]);
+            miny = std::min(miny, xy[2 * i + 1]); maxy = std::max(maxy, xy[2 * i + 1]);
+        }
+        float area = std::max(1.0f, (maxx - minx) * (maxy - miny));
+        float vw = std::max(0.0f, std::min(maxx, static_cast<float>(width)) - std::max(minx, 0.0f));
+        float vh = std::max(0.0f, std::min(maxy, static_cast<float>(height)) - std::max(miny, 0.0f));
+        out->visible_fraction = std::clamp(vw * vh / area, 0.0f, 1.0f);
+        return WV_OK;
+    } catch (...) {
+        return WV_INTERNAL;
+    }
+}
+
+wv_status wv_head_pose(const float *xy, int width, int height, float *yaw, float *pitch, float *roll) {
+    if (!xy || width <= 0 || height <= 0 || !yaw || !pitch || !roll) return WV_BAD_ARGUMENT;
+    try {
+        // A generic face in millimetre-like units, x to the image's right, y down, z away from the camera
+        // (the nose tip nearest). Points: nose tip 30, chin 8, outer eye corners 36/45, mouth corners 48/54,
+        // nose root 27. After the widely used model of S. Mallick, "Head Pose Estimation using OpenCV and
+        // Dlib" (LearnOpenCV, 2016), with y and z flipped into OpenCV's camera axes.
+        static const cv::Point3d model[] = {
+            {0.0, 0.0, 0.0},          // 30 nose tip
+            {0.0, 330.0, 65.0},       // 8 chin
+            {-225.0, -170.0, 135.0},  // 36 right eye outer corner (image left)
+            {225.0, -170.0, 135.0},   // 45 left eye outer corner
+            {-150.0, 150.0, 125.0},   // 48 mouth right corner
+            {150.0, 150.0, 125.0},    // 54 mouth left corner
+            {0.0, -170.0, 90.0},      // 27 nose root
+        };
+        static const int index[] = {30, 8, 36, 45, 48, 54, 27};
+        std::vector<cv::Point3d> object(model, model + 7);
+        std::vector<cv::Point2d> image;
+        image.reserve(7);
+        for (int i : index) image.emplace_back(xy[2 * i], xy[2 * i + 1]);
+        double f = width;
+        cv::Matx33d camera(f, 0, width / 2.0, 0, f, height / 2.0, 0, 0, 1);
+        cv::Vec3d rvec, tvec;
+        if (!cv::solvePnP(object, image, camera, cv::noArray(), rvec, tvec, false, cv::SOLVEPNP_ITERATIVE))
+            return WV_INTERNAL;
+        cv::Matx33d R;
+        cv::Rodrigues(rvec, R);
+        cv::Matx33d Rq, Qq;
+        cv::Vec3d angles = cv::RQDecomp3x3(R, Rq, Qq);  // degrees about x, y, z
+        // About y: positive turns the face's +x (its left side... in the image's right) away from camera.
+        *pitch = static_cast<float>(-angles[0]);
+        *yaw = static_cast<float>(angles[1]);
+        *roll = static_cast<float>(angles[2]);
+        if (!std::isfinite(*yaw) || !std::isfinite(*pitch) || !std::isfinite(*roll)) return WV_INTERNAL;
+        return WV_OK;
+    } catch (...) {
+        return WV_INTERNAL;
+    }
+}
+
+}  // extern "C"

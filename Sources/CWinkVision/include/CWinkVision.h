@@ -1,0 +1,88 @@
+// CWinkVision: dlib's HOG frontal face detector and 68-point shape predictor, plus the per-eye pixel
+// measure and OpenCV solvePnP head pose, behind a plain C interface.
+//
+// Conventions: images are 8-bit grey, `width` x `height` pixels, rows `stride` bytes apart, origin at the
+// top-left. Coordinates are full-frame pixels (x right, y down). Every call returns a wv_status; no C++
+// exception ever crosses this header.
+//
+// Thread-safety: a wv_detector or wv_predictor must be used by one thread at a time (dlib's objects keep
+// scratch state); create one per worker thread. Functions without a handle are thread-safe.
+#ifndef CWINKVISION_H
+#define CWINKVISION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum wv_status {
+    WV_OK = 0,
+    WV_MODEL_MISSING = 1,      // the model file does not exist
+    WV_MODEL_UNREADABLE = 2,   // it exists but cannot be opened or read (permissions, a directory)
+    WV_MODEL_NOT_DLIB = 3,     // not a serialised dlib shape_predictor (text, compressed .bz2, truncated)
+    WV_MODEL_WRONG_PARTS = 4,  // a dlib shape_predictor, but not with 68 parts (the 5-point model)
+    WV_BAD_ARGUMENT = 5,       // a null pointer, a non-positive size, a box outside the image
+    WV_INTERNAL = 6,           // dlib or OpenCV threw; the message says what
+} wv_status;
+
+/// A rectangle in full-frame pixels. `score` is the detector's confidence (HOG SVM margin), 0 if unknown.
+typedef struct wv_rect {
+    float x, y, width, height, score;
+} wv_rect;
+
+typedef struct wv_detector wv_detector;
+typedef struct wv_predictor wv_predictor;
+
+/// Creates dlib's `get_frontal_face_detector()`. Never fails short of memory exhaustion (returns NULL).
+wv_detector *wv_detector_create(void);
+void wv_detector_destroy(wv_detector *detector);
+
+/// Finds faces. The grey image is resized by `scale` (0 < scale <= 4; INTER_AREA when shrinking,
+/// INTER_LINEAR when enlarging) and then upsampled `upsample` (0...3) times by dlib's pyramid (each step
+/// x2) before detection; boxes come back in the input's pixels, largest first. dlib's HOG detector finds
+/// faces whose box is about 80 px or more after scaling. `adjust_threshold` shifts the SVM threshold
+/// (0 = dlib's default; negative finds more, less certain faces). To search a region of interest, pass a
+/// pointer to its first pixel with the full frame's stride and add the region's origin to the boxes. At most `capacity` boxes are written; `*count` receives how many were written.
+wv_status wv_detect(wv_detector *detector, const uint8_t *gray, int width, int height, int stride,
+                    float scale, int upsample, float adjust_threshold,
+                    wv_rect *out, int capacity, int *count);
+
+/// Loads a dlib shape_predictor file. On failure writes a one-line reason (no path) into `message`.
+/// The 68-point model loads in about 1 s (100 MB file).
+wv_status wv_predictor_load(const char *path, wv_predictor **out, char *message, size_t message_len);
+void wv_predictor_destroy(wv_predictor *predictor);
+/// Number of landmarks the model predicts (68 for the iBUG model).
+int wv_predictor_parts(const wv_predictor *predictor);
+
+/// Predicts the landmarks inside `box` (full-frame pixels). Writes 2 x parts floats `x0,y0,x1,y1,...`.
+wv_status wv_predict(wv_predictor *predictor, const uint8_t *gray, int width, int height, int stride,
+                     wv_rect box, float *out_xy, int out_capacity);
+
+/// Per-eye pixel evidence for a 68-point face.
+typedef struct wv_eye_measure {
+    float iris_contrast;      // (face median - darkest row mean) / face median, 0...1
+    float aspect_ratio;       // eye aspect ratio (Soukupova & Cech 2016)
+} wv_eye_measure;
+
+typedef struct wv_face_measure {
+    wv_eye_measure right_eye;  // the person's right eye, landmarks 36-41
+    wv_eye_measure left_eye;   // the person's left eye, landmarks 42-47
+    float median_brightness;   // median grey level of the cheeks-and-nose region, 0...255
+    float visible_fraction;    // fraction of the landmarks' bounding box inside the frame
+} wv_face_measure;
+
+/// Measures the eyes and the face brightness from the grey frame and 68 landmarks (`xy`, 136 floats).
+wv_status wv_measure_face(const uint8_t *gray, int width, int height, int stride, const float *xy,
+                          wv_face_measure *out);
+
+/// Head pose from 68 landmarks by OpenCV `solvePnP` (iterative) against a generic 3D face, with a pinhole
+/// camera of focal length = image width and the principal point at the image centre.
+/// Writes yaw, pitch, roll in degrees (see WinkCore.HeadPose for signs).
+wv_status wv_head_pose(const float *xy, int width, int height, float *yaw, float *pitch, float *roll);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

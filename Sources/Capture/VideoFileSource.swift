@@ -1,0 +1,135 @@
+import CWinkMedia
+import WinkCore
+
+/// A recorded video read through OpenCV's `VideoCapture` (FFmpeg backend), any container and codec
+/// FFmpeg decodes.
+///
+/// Frame times come from the container (`CAP_PROP_POS_MSEC`), so variable-frame-rate files keep their
+/// real timing; `time` is relative to the first frame. `monotonicNanoseconds` is read from `clock` when
+/// the frame is decoded (the daemon's pacer overrides it with the release time). Not thread-safe.
+public final class VideoFileSource: FrameSource {
+    public let name: String
+    public let isLive = false
+    public private(set) var nominalFrameRate: Double?
+    /// Frame size in pixels.
+    public let width: Int
+    public let height: Int
+    private var video: OpaquePointer?
+    private var index = 0
+    private var firstMilliseconds: Double?
+    private var lastTime: Double = -1
+    private let clock: any MonotonicClock
+
+    /// Opens `path` and decodes its first frame to prove it is a video.
+    /// - Throws: `CaptureError` `.missing`/`.unreadable` (exit 66) or `.notMedia` (exit 65).
+    public init(path: String, clock: any MonotonicClock = SystemClock()) throws {
+        name = path
+        self.clock = clock
+        var handle: OpaquePointer?
+        var message = [CChar](repeating: 0, count: 256)
+        let status = wm_video_open(path, &handle, &message, message.count)
+        guard status == WM_OK, let handle else {
+            throw CaptureError(Self.code(status), source: path, reason: String(cString: message))
+        }
+        video = handle
+        var w: Int32 = 0, h: Int32 = 0
+        var fps: Double = 0
+        wm_video_info(handle, &w, &h, &fps)
+        width = Int(w)
+        height = Int(h)
+        nominalFrameRate = fps > 0 ? fps : nil
+    }
+
+    deinit { close() }
+
+    static func code(_ status: wm_status) -> CaptureError.Code {
+        switch status {
+        case WM_MISSING: .missing
+        case WM_UNREADABLE: .unreadable
+        case WM_NOT_MEDIA: .notMedia
+        default: .internal
+        }
+    }
+
+    public func read(into buffer: PixelBuffer) throws -> FrameInfo? {
+        guard let video else { return nil }
+        buffer.resize(width: width, height: height)
+        var ms: Double = 0
+        let status = wm_video_read(video, buffer.gray, buffer.wantsColor ? buffer.bgr : nil, &ms)
+        switch status {
+        case WM_OK: break
+        case WM_END: return nil
+        default: throw CaptureError(.internal, source: name, reason: "decoder failed at frame \(index)")
+        }
+        if firstMilliseconds == nil { firstMilliseconds = ms }
+        var time = (ms - (firstMilliseconds ?? 0)) / 1000
+        // Some containers report no or repeated timestamps: keep time strictly increasing.
+        if !(time > lastTime) {
+            time = lastTime < 0 ? 0 : lastTime + 1 / (nominalFrameRate ?? 30)
+        }
+        lastTime = time
+        defer { index += 1 }
+        return FrameInfo(index: index, time: time, monotonicNanoseconds: clock.nanoseconds())
+    }
+
+    public func close() {
+        if let video { wm_video_close(video) }
+        video = nil
+    }
+}
+
+/// A still image (any format OpenCV's `imread` decodes) delivered as a single frame at time 0.
+public final class StillImageSource: FrameSource {
+    public let name: String
+    public let isLive = false
+    public let nominalFrameRate: Double? = nil
+    public let width: Int
+    public let height: Int
+    private var delivered = false
+    private let clock: any MonotonicClock
+
+    /// - Throws: `CaptureError` `.missing`/`.unreadable` (exit 66) or `.notMedia` (exit 65).
+    public init(path: String, clock: any MonotonicClock = SystemClock()) throws {
+        name = path
+        self.clock = clock
+        var w: Int32 = 0, h: Int32 = 0
+        var message = [CChar](repeating: 0, count: 256)
+        let status = wm_image_probe(path, &w, &h, &message, message.count)
+        guard status == WM_OK else {
+            throw CaptureError(VideoFileSource.code(status), source: path, reason: String(cString: message))
+        }
+        width = Int(w)
+        height = Int(h)
+    }
+
+    public func read(into buffer: PixelBuffer) throws -> FrameInfo? {
+        guard !delivered else { return nil }
+        buffer.resize(width: width, height: height)
+        let status = wm_image_read(name, Int32(width), Int32(height), buffer.gray,
+                                   buffer.wantsColor ? buffer.bgr : nil)
+        guard status == WM_OK else {
+            throw CaptureError(.notMedia, source: name, reason: "image could no longer be decoded")
+        }
+        delivered = true
+        return FrameInfo(index: 0, time: 0, monotonicNanoseconds: clock.nanoseconds())
+    }
+
+    public func close() {}
+}
+
+/// Opens a regular file as a video, or as a still image when it is not a video.
+/// - Throws: `CaptureError` `.missing`/`.unreadable` (exit 66), `.notMedia` (exit 65).
+public func openMediaFile(path: String, clock: any MonotonicClock = SystemClock()) throws -> FrameSource {
+    let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "bmp", "webp", "tif", "tiff", "pgm", "ppm", "pnm"]
+    let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
+    if imageExtensions.contains(ext) {
+        return try StillImageSource(path: path, clock: clock)
+    }
+    do {
+        return try VideoFileSource(path: path, clock: clock)
+    } catch let error as CaptureError where error.code == .notMedia {
+        // Not a video: perhaps an image without a telling extension.
+        if let image = try? StillImageSource(path: path, clock: clock) { return image }
+        throw CaptureError(.notMedia, source: path, reason: "not a video or image OpenCV can decode")
+    }
+}

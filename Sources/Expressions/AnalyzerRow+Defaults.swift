@@ -1,0 +1,33 @@
+import WinkCore
+
+extension AnalyzerRow {
+    /// The default table: SPEC.md's events (faceFound/faceLost are decided by the tracker, not by a row).
+    ///
+    /// - `blink`: both eyes close and reopen within 0.5 s (involuntary blinks last 0.1-0.4 s; Stern et al.
+    ///   1984). Longer closures become `eyesClosed` instead.
+    /// - `winkLeft`/`winkRight`: one eye closed while the other stays open for at least 0.15 s; cancelled
+    ///   while the other eye is closing too (`blink`/`eyesClosed` pending or active).
+    /// - `smile`: mean of both smile coefficients. `mouthOpen`: the jaw dropped (nose-chin distance, not the
+    ///   lip gap, so a toothy smile does not count) for at least 0.25 s, so speech does not trigger it.
+    public static let defaultTable: [AnalyzerRow] = {
+        func f(_ s: String) -> Formula {
+            do { return try Formula(parsing: s) } catch { fatalError("default formula '\(s)': \(error)") }
+        }
+        return [
+            AnalyzerRow(event: EventName.blink, kind: .oneShot, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
+                        enter: 0.55, exit: 0.35, minDuration: 0.02, maxDuration: 0.5, cooldown: 0.05, gate: .eyes),
+            AnalyzerRow(event: EventName.eyesClosed, kind: .held, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
+                        enter: 0.55, exit: 0.35, minDuration: 0.5, gate: .eyes),
+            AnalyzerRow(event: EventName.winkLeft, kind: .held, value: f("min(eyeBlinkLeft, 1 - eyeBlinkRight)"),
+                        enter: 0.55, exit: 0.35, minDuration: 0.15, cooldown: 0.2,
+                        suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes),
+            AnalyzerRow(event: EventName.winkRight, kind: .held, value: f("min(eyeBlinkRight, 1 - eyeBlinkLeft)"),
+                        enter: 0.55, exit: 0.35, minDuration: 0.15, cooldown: 0.2,
+                        suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes),
+            AnalyzerRow(event: EventName.smile, kind: .held, value: f("(mouthSmileLeft + mouthSmileRight) / 2"),
+                        enter: 0.5, exit: 0.3, minDuration: 0.1, cooldown: 0.2, gate: .mouth),
+            AnalyzerRow(event: EventName.mouthOpen, kind: .held, value: f("jawOpen"),
+                        enter: 0.5, exit: 0.3, minDuration: 0.25, cooldown: 0.2, gate: .mouth),
+        ]
+    }()
+}

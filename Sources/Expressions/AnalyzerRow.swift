@@ -1,0 +1,108 @@
+import WinkCore
+
+/// One row of the analyzer table: when an expression counts as happening, and for how long.
+///
+/// The row's `value` formula turns the frame's coefficients into one number in 0...1. The expression
+/// starts when the value reaches `enter` and continues while it stays at or above `exit` (hysteresis:
+/// `exit < enter`). Durations are seconds of frame timestamps, never frame counts.
+///
+/// - `held` rows emit `began` once the value has stayed up for `minDuration`, and `ended` (with the
+///   duration from onset to release) when it drops below `exit`, or when `maxDuration` passes; after a
+///   forced end the value must drop below `exit` before the row can start again (no repeat until
+///   released).
+/// - `oneShot` rows (blink) emit a single `occurred` on release, if the expression lasted between
+///   `minDuration` and `maxDuration`.
+///
+/// `cooldown` seconds after an end, the row cannot start again. While a row named in `suppressedBy` is
+/// pending or active, this row cannot start and a pending start is cancelled (a blink is not also a wink).
+/// `gate` names the face-quality gate the row needs (eyes, mouth or none).
+public struct AnalyzerRow: Sendable, Equatable {
+    public enum Kind: String, Sendable, Codable { case held, oneShot }
+
+    /// Which part of the face must be measurable for the row to run.
+    public enum Gate: String, Sendable, Codable { case eyes, mouth, none }
+
+    public var event: String
+    public var kind: Kind
+    public var value: Formula
+    public var enter: Float
+    public var exit: Float
+    public var minDuration: Double
+    public var maxDuration: Double?
+    public var cooldown: Double
+    public var suppressedBy: [String]
+    public var gate: Gate
+
+    public init(event: String, kind: Kind = .held, value: Formula, enter: Float, exit: Float,
+                minDuration: Double = 0, maxDuration: Double? = nil, cooldown: Double = 0,
+                suppressedBy: [String] = [], gate: Gate = .none) {
+        self.event = event
+        self.kind = kind
+        self.value = value
+        self.enter = enter
+        self.exit = exit
+        self.minDuration = minDuration
+        self.maxDuration = maxDuration
+        self.cooldown = cooldown
+        self.suppressedBy = suppressedBy
+        self.gate = gate
+    }
+
+    /// Problems with the row, one line each naming the field (empty when valid).
+    public func validate() -> [String] {
+        var problems: [String] = []
+        let p = "row '\(event)'"
+        if event.isEmpty { problems.append("\(p): event: expected a non-empty name") }
+        if !(0...1).contains(enter) { problems.append("\(p): enter: expected a number in 0...1, got \(enter)") }
+        if !(0...1).contains(exit) { problems.append("\(p): exit: expected a number in 0...1, got \(exit)") }
+        if exit > enter { problems.append("\(p): exit: expected at most enter (\(enter)), got \(exit)") }
+        if !(minDuration >= 0) { problems.append("\(p): minDuration: expected seconds >= 0, got \(minDuration)") }
+        if let m = maxDuration, !(m > minDuration) {
+            problems.append("\(p): maxDuration: expected seconds > minDuration (\(minDuration)), got \(m)")
+        }
+        if !(cooldown >= 0) { problems.append("\(p): cooldown: expected seconds >= 0, got \(cooldown)") }
+        if kind == .oneShot && maxDuration == nil {
+            problems.append("\(p): maxDuration: a oneShot row needs one")
+        }
+        return problems
+    }
+}
+
+extension AnalyzerRow: Codable {
+    enum CodingKeys: String, CodingKey {
+        case event, kind, value, enter, exit, minDuration, maxDuration, cooldown, suppressedBy, gate
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        event = try c.decode(String.self, forKey: .event)
+        kind = try c.decodeIfPresent(Kind.self, forKey: .kind) ?? .held
+        let text = try c.decode(String.self, forKey: .value)
+        do {
+            value = try Formula(parsing: text)
+        } catch let error as Formula.ParseError {
+            throw DecodingError.dataCorruptedError(forKey: .value, in: c, debugDescription: "'\(text)': \(error)")
+        }
+        enter = try c.decode(Float.self, forKey: .enter)
+        exit = try c.decodeIfPresent(Float.self, forKey: .exit) ?? enter
+        minDuration = try c.decodeIfPresent(Double.self, forKey: .minDuration) ?? 0
+        maxDuration = try c.decodeIfPresent(Double.self, forKey: .maxDuration)
+        cooldown = try c.decodeIfPresent(Double.self, forKey: .cooldown) ?? 0
+        suppressedBy = try c.decodeIfPresent([String].self, forKey: .suppressedBy) ?? []
+        gate = try c.decodeIfPresent(Gate.self, forKey: .gate) ?? .none
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(event, forKey: .event)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(value.description, forKey: .value)
+        try c.encode(enter, forKey: .enter)
+        try c.encode(exit, forKey: .exit)
+        try c.encode(minDuration, forKey: .minDuration)
+        try c.encodeIfPresent(maxDuration, forKey: .maxDuration)
+        try c.encode(cooldown, forKey: .cooldown)
+        try c.encode(suppressedBy, forKey: .suppressedBy)
+        try c.encode(gate, forKey: .gate)
+    }
+}

@@ -1,0 +1,138 @@
+import WinkCore
+
+/// The analyzer table: one state machine per row, fed one frame at a time.
+///
+/// Feed it `step(frame:coefficients:gates:)` for every frame with a face, and `reset(frame:)` when the face
+/// is lost (active held rows end; every row returns to idle). Not thread-safe.
+public final class AnalyzerTable {
+    public let rows: [AnalyzerRow]
+    private var states: [RowState]
+    private let suppressors: [[Int]]
+
+    enum Phase: Equatable {
+        case idle
+        /// The value crossed `enter` at `onset`; waiting for `minDuration` (held) or for release (oneShot).
+        case pending
+        case active
+        /// Ended by `maxDuration` or a gate; waiting for the value to drop below `exit`.
+        case latched
+    }
+
+    struct RowState {
+        var phase: Phase = .idle
+        var onsetTime: Double = 0
+        var cooldownUntil: Double = -.infinity
+        var overlong = false
+    }
+
+    /// Which gates are open in this frame.
+    public struct Gates: Sendable, Equatable {
+        public var eyes: Bool
+        public var mouth: Bool
+        public init(eyes: Bool, mouth: Bool) {
+            self.eyes = eyes
+            self.mouth = mouth
+        }
+        public static let open = Gates(eyes: true, mouth: true)
+        public static let closed = Gates(eyes: false, mouth: false)
+
+        func allows(_ gate: AnalyzerRow.Gate) -> Bool {
+            switch gate {
+            case .eyes: eyes
+            case .mouth: mouth
+            case .none: true
+            }
+        }
+    }
+
+    public init(rows: [AnalyzerRow]) {
+        self.rows = rows
+        states = Array(repeating: RowState(), count: rows.count)
+        suppressors = rows.map { row in row.suppressedBy.compactMap { name in rows.firstIndex { $0.event == name } } }
+    }
+
+    /// The current value of each row's formula is not kept; this says whether row `event` is pending or active.
+    public func isEngaged(_ event: String) -> Bool {
+        guard let i = rows.firstIndex(where: { $0.event == event }) else { return false }
+        return states[i].phase == .pending || states[i].phase == .active
+    }
+
+    /// Advances every row by one frame and appends the events it decides to `events`.
+    public func step(frame: FrameInfo, coefficients: BlendShapeCoefficients, gates: Gates = .open,
+                     into events: inout [ExpressionEvent]) {
+        let t = frame.time
+        for i in rows.indices {
+            let row = rows[i]
+            let v = row.value.evaluate(coefficients)
+            var s = states[i]
+            let allowed = gates.allows(row.gate)
+            let suppressed = suppressors[i].contains { j in
+                states[j].phase == .pending || states[j].phase == .active
+            }
+            func emit(_ phase: EventPhase, duration: Double? = nil) {
+                events.append(ExpressionEvent(
+                    event: row.event, phase: phase, frame: frame.index, time: rounded(t, places: 3),
+                    value: rounded(Double(v), places: 2), duration: duration.map { rounded($0, places: 3) },
+                    tMonoNs: frame.monotonicNanoseconds))
+            }
+            switch s.phase {
+            case .idle:
+                if allowed, !suppressed, v >= row.enter, t >= s.cooldownUntil {
+                    s.phase = .pending
+                    s.onsetTime = t
+                    s.overlong = false
+                    if row.kind == .held && row.minDuration <= 0 {
+                        s.phase = .active
+                        emit(.began)
+                    }
+                }
+            case .pending:
+                if !allowed || suppressed {
+                    s.phase = allowed ? .idle : .latched
+                } else if v < row.exit {
+                    let duration = t - s.onsetTime
+                    if row.kind == .oneShot, !s.overlong, duration >= row.minDuration {
+                        emit(.occurred, duration: duration)
+                        s.cooldownUntil = t + row.cooldown
+                    }
+                    s.phase = .idle
+                } else if row.kind == .held, t - s.onsetTime >= row.minDuration {
+                    s.phase = .active
+                    emit(.began)
+                } else if row.kind == .oneShot, let m = row.maxDuration, t - s.onsetTime > m {
+                    s.overlong = true
+                }
+            case .active:
+                if !allowed {
+                    emit(.ended, duration: t - s.onsetTime)
+                    s.phase = .latched
+                    s.cooldownUntil = t + row.cooldown
+                } else if v < row.exit {
+                    emit(.ended, duration: t - s.onsetTime)
+                    s.phase = .idle
+                    s.cooldownUntil = t + row.cooldown
+                } else if let m = row.maxDuration, t - s.onsetTime >= m {
+                    emit(.ended, duration: t - s.onsetTime)
+                    s.phase = .latched
+                    s.cooldownUntil = t + row.cooldown
+                }
+            case .latched:
+                if v < row.exit { s.phase = .idle }
+            }
+            states[i] = s
+        }
+    }
+
+    /// Ends every active held row at `frame` (emitting `ended`) and returns all rows to idle; for a lost face.
+    public func reset(frame: FrameInfo, into events: inout [ExpressionEvent]) {
+        for i in rows.indices {
+            if states[i].phase == .active {
+                events.append(ExpressionEvent(
+                    event: rows[i].event, phase: .ended, frame: frame.index, time: rounded(frame.time, places: 3),
+                    value: 0, duration: rounded(frame.time - states[i].onsetTime, places: 3),
+                    tMonoNs: frame.monotonicNanoseconds))
+            }
+            states[i] = RowState()
+        }
+    }
+}

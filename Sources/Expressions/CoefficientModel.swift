@@ -1,0 +1,63 @@
+import WinkCore
+
+/// Turns `FaceMeasures` into ARKit-named coefficients in 0...1, relative to a neutral face.
+///
+/// Each coefficient is a linear ramp: 0 at the person's neutral value of its measure, 1 at neutral plus
+/// the measure's `span` (the change a full expression makes, in the measure's own units). The neutral
+/// comes from `Calibration` (population defaults until a person's own neutral is learned).
+public struct CoefficientModel: Sendable, Equatable, Codable {
+    /// Change of the eye aspect ratio, as a fraction of its neutral, that counts as fully closed.
+    public var eyeAspectClosing: Float = 0.45
+    /// Drop of the iris contrast below neutral that counts as fully closed.
+    public var irisClosing: Float = 0.25
+    /// Weight of the pixel evidence (iris contrast) against the geometry (eye aspect ratio) in eye
+    /// openness, 0...1.
+    public var irisWeight: Float = 0.6
+    /// Rise of the eye aspect ratio, as a fraction of neutral, for `eyeWide` = 1.
+    public var eyeWidening: Float = 0.35
+    /// Growth of the nose-to-chin distance (per interocular distance) for `jawOpen` = 1.
+    public var jawSpan: Float = 0.30
+    /// Widening of the mouth (per interocular) for a full smile.
+    public var smileWidthSpan: Float = 0.22
+    /// Rise of a mouth corner above the lip centre line (per interocular) for a full smile.
+    public var smileLiftSpan: Float = 0.12
+    /// Rise of the inner brows (per interocular) for `browInnerUp` = 1.
+    public var browRaiseSpan: Float = 0.12
+    /// Drop of the brows (per interocular) for `browDown` = 1.
+    public var browLowerSpan: Float = 0.08
+
+    public init() {}
+
+    /// Coefficients for `m` relative to `neutral`.
+    public func coefficients(_ m: FaceMeasures, neutral n: FaceMeasures) -> BlendShapeCoefficients {
+        var c = BlendShapeCoefficients()
+        func ramp(_ x: Float, _ span: Float) -> Float { span == 0 ? 0 : min(1, max(0, x / span)) }
+        func closure(ear: Float, earNeutral: Float, iris: Float, irisNeutral: Float) -> Float {
+            let geometric = ramp(earNeutral - ear, eyeAspectClosing * max(earNeutral, 1e-3))
+            let pixel = ramp(irisNeutral - iris, irisClosing)
+            return irisWeight * pixel + (1 - irisWeight) * geometric
+        }
+        c[.eyeBlinkLeft] = closure(ear: m.eyeAspectLeft, earNeutral: n.eyeAspectLeft, iris: m.irisLeft,
+                                   irisNeutral: n.irisLeft)
+        c[.eyeBlinkRight] = closure(ear: m.eyeAspectRight, earNeutral: n.eyeAspectRight, iris: m.irisRight,
+                                    irisNeutral: n.irisRight)
+        c[.eyeWideLeft] = ramp(m.eyeAspectLeft - n.eyeAspectLeft, eyeWidening * n.eyeAspectLeft)
+        c[.eyeWideRight] = ramp(m.eyeAspectRight - n.eyeAspectRight, eyeWidening * n.eyeAspectRight)
+        c[.jawOpen] = ramp(m.jawDrop - n.jawDrop, jawSpan)
+        let widen = ramp(m.mouthWidth - n.mouthWidth, smileWidthSpan)
+        c[.mouthSmileLeft] = 0.5 * widen + 0.5 * ramp(m.cornerLiftLeft - n.cornerLiftLeft, smileLiftSpan)
+        c[.mouthSmileRight] = 0.5 * widen + 0.5 * ramp(m.cornerLiftRight - n.cornerLiftRight, smileLiftSpan)
+        c[.mouthClose] = c[.jawOpen] * (1 - ramp(m.lipGap, 0.15))
+        c[.browInnerUp] = ramp(m.innerBrowHeight - n.innerBrowHeight, browRaiseSpan)
+        c[.browDownLeft] = ramp(n.browHeightLeft - m.browHeightLeft, browLowerSpan)
+        c[.browDownRight] = ramp(n.browHeightRight - m.browHeightRight, browLowerSpan)
+        return c
+    }
+
+    /// Population-average neutral measures for a frontal face (used before a person's neutral is known,
+    /// and for single still images).
+    public static let populationNeutral = FaceMeasures(
+        eyeAspectLeft: 0.30, eyeAspectRight: 0.30, irisLeft: 0.80, irisRight: 0.80, jawDrop: 1.10,
+        lipGap: 0.0, mouthWidth: 0.85, cornerLiftLeft: 0.0, cornerLiftRight: 0.0, innerBrowHeight: 0.35,
+        browHeightLeft: 0.40, browHeightRight: 0.40)
+}

@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import WinkCore
+
+/// Scale-free geometric and pixel measures of one face, the raw material of the blend-shape coefficients.
+///
+/// Lengths are divided by the outer-eye-corner distance (iBUG 36-45), so they do not depend on the
+/// face's size in pixels; `yaw`-dependent horizontal foreshortening is undone by dividing horizontal
+/// components by cos(yaw).
+public struct FaceMeasures: Sendable, Equatable {
+    /// Eye aspect ratio per eye (Soukupova & Cech 2016), person's own left/right.
+    public var eyeAspectLeft: Float
+    public var eyeAspectRight: Float
+    /// Iris contrast per eye (see `EyeEvidence.irisContrast`).
+    public var irisLeft: Float
+    public var irisRight: Float
+    /// Nose tip (30) to chin (8) distance / interocular: grows when the jaw drops.
+    public var jawDrop: Float
+    /// Inner lip gap, mean of |61-67|, |62-66|, |63-65|, / interocular.
+    public var lipGap: Float
+    /// Mouth width |48-54| / interocular.
+    public var mouthWidth: Float
+    /// Height of each mouth corner above the midpoint of the lip centre line (points 51 and 57), / interocular;
+    /// positive when the corner is higher. Left uses corner 54, right corner 48.
+    public var cornerLiftLeft: Float
+    public var cornerLiftRight: Float
+    /// Inner brow (21, 22) height above the eye's inner corner (39, 42), mean, / interocular.
+    public var innerBrowHeight: Float
+    /// Brow height above each eye's centre, / interocular (for browDown).
+    public var browHeightLeft: Float
+    public var browHeightRight: Float
+
+    public init(eyeAspectLeft: Float = 0, eyeAspectRight: Float = 0, irisLeft: Float = 0, irisRight: Float = 0,
+                jawDrop: Float = 0, lipGap: Float = 0, mouthWidth: Float = 0, cornerLiftLeft: Float = 0,
+                cornerLiftRight: Float = 0, innerBrowHeight: Float = 0, browHeightLeft: Float = 0,
+                browHeightRight: Float = 0) {
+        self.eyeAspectLeft = eyeAspectLeft
+        self.eyeAspectRight = eyeAspectRight
+        self.irisLeft = irisLeft
+        self.irisRight = irisRight
+        self.jawDrop = jawDrop
+        self.lipGap = lipGap
+        self.mouthWidth = mouthWidth
+        self.cornerLiftLeft = cornerLiftLeft
+        self.cornerLiftRight = cornerLiftRight
+        self.innerBrowHeight = innerBrowHeight
+        self.browHeightLeft = browHeightLeft
+        self.browHeightRight = browHeightRight
+    }
+
+    /// Measures a tracked face. Vertical distances are taken along the face's own vertical axis (perpendicular
+    /// to the eye line), so in-plane roll does not change them.
+    public init(_ face: FaceObservation) {
+        let lm = face.landmarks
+        let eyeAxis = lm[45] - lm[36]
+        let iod = max(1e-3, (eyeAxis * eyeAxis).sum().squareRoot())
+        let ux = eyeAxis / iod  // the face's x axis, toward the person's left
+        let uy = PixelPoint(-ux.y, ux.x)  // the face's y axis, downward
+        let cosYaw = max(0.5, cos(face.pose.yaw * .pi / 180))
+        func down(_ a: Int, _ b: Int) -> Float { ((lm[b] - lm[a]) * uy).sum() / iod }  // b below a
+        func across(_ a: Int, _ b: Int) -> Float { ((lm[b] - lm[a]) * ux).sum() / iod / cosYaw }
+        eyeAspectLeft = face.leftEye.aspectRatio
+        eyeAspectRight = face.rightEye.aspectRatio
+        irisLeft = face.leftEye.irisContrast
+        irisRight = face.rightEye.irisContrast
+        jawDrop = down(30, 8)
+        lipGap = (down(61, 67) + down(62, 66) + down(63, 65)) / 3
+        mouthWidth = across(48, 54)
+        let lipCentre = (lm[51] + lm[57]) / 2
+        cornerLiftLeft = ((lipCentre - lm[54]) * uy).sum() / iod
+        cornerLiftRight = ((lipCentre - lm[48]) * uy).sum() / iod
+        innerBrowHeight = (down(21, 39) + down(22, 42)) / 2
+        browHeightLeft = ((lm[44] + lm[43]) / 2 - lm[24]).dot(uy) / iod
+        browHeightRight = ((lm[37] + lm[38]) / 2 - lm[19]).dot(uy) / iod
+    }
+}
+
+extension SIMD2 where Scalar == Float {
+    @inline(__always) func dot(_ o: SIMD2<Float>) -> Float { (self * o).sum() }
+}

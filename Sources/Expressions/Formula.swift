@@ -1,0 +1,188 @@
+import WinkCore
+
+/// A small arithmetic formula over blend-shape coefficients, as written in an analyzer row's `value`:
+/// `"min(eyeBlinkLeft, 1 - eyeBlinkRight)"`, `"(mouthSmileLeft + mouthSmileRight) / 2"`, `"jawOpen"`.
+///
+/// Grammar: numbers, ARKit coefficient names (`BlendShape`), `+ - * /`, unary minus, parentheses, and the
+/// functions `min(a, b, ...)`, `max(a, b, ...)`, `abs(a)`, `clamp(a)` (to 0...1). The result is clamped
+/// to 0...1 when evaluated. Evaluation allocates nothing.
+public indirect enum Formula: Sendable, Equatable, CustomStringConvertible {
+    case constant(Float)
+    case coefficient(BlendShape)
+    case add(Formula, Formula)
+    case subtract(Formula, Formula)
+    case multiply(Formula, Formula)
+    case divide(Formula, Formula)
+    case negate(Formula)
+    case minimum([Formula])
+    case maximum([Formula])
+    case absolute(Formula)
+    case clamp(Formula)
+
+    /// The formula's value for `c`, clamped to 0...1 (NaN becomes 0).
+    @inline(__always)
+    public func evaluate(_ c: BlendShapeCoefficients) -> Float {
+        let v = raw(c)
+        return v.isNaN ? 0 : min(1, max(0, v))
+    }
+
+    func raw(_ c: BlendShapeCoefficients) -> Float {
+        switch self {
+        case .constant(let x): return x
+        case .coefficient(let s): return c[s]
+        case .add(let a, let b): return a.raw(c) + b.raw(c)
+        case .subtract(let a, let b): return a.raw(c) - b.raw(c)
+        case .multiply(let a, let b): return a.raw(c) * b.raw(c)
+        case .divide(let a, let b):
+            let d = b.raw(c)
+            return d == 0 ? 0 : a.raw(c) / d
+        case .negate(let a): return -a.raw(c)
+        case .minimum(let xs):
+            var m = Float.infinity
+            for x in xs { m = min(m, x.raw(c)) }
+            return m
+        case .maximum(let xs):
+            var m = -Float.infinity
+            for x in xs { m = max(m, x.raw(c)) }
+            return m
+        case .absolute(let a): return abs(a.raw(c))
+        case .clamp(let a): return min(1, max(0, a.raw(c)))
+        }
+    }
+
+    /// The coefficients the formula reads.
+    public var inputs: Set<BlendShape> {
+        switch self {
+        case .constant: []
+        case .coefficient(let s): [s]
+        case .add(let a, let b), .subtract(let a, let b), .multiply(let a, let b), .divide(let a, let b):
+            a.inputs.union(b.inputs)
+        case .negate(let a), .absolute(let a), .clamp(let a): a.inputs
+        case .minimum(let xs), .maximum(let xs): xs.reduce(into: Set()) { $0.formUnion($1.inputs) }
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .constant(let x): "\(x)"
+        case .coefficient(let s): s.rawValue
+        case .add(let a, let b): "(\(a) + \(b))"
+        case .subtract(let a, let b): "(\(a) - \(b))"
+        case .multiply(let a, let b): "(\(a) * \(b))"
+        case .divide(let a, let b): "(\(a) / \(b))"
+        case .negate(let a): "-\(a)"
+        case .minimum(let xs): "min(\(xs.map(\.description).joined(separator: ", ")))"
+        case .maximum(let xs): "max(\(xs.map(\.description).joined(separator: ", ")))"
+        case .absolute(let a): "abs(\(a))"
+        case .clamp(let a): "clamp(\(a))"
+        }
+    }
+
+    /// A parse error: what was expected and at which character (0-based).
+    public struct ParseError: Error, CustomStringConvertible, Equatable {
+        public var message: String
+        public var position: Int
+        public var description: String { "\(message) at character \(position + 1)" }
+    }
+
+    /// Parses `text`.
+    /// - Throws: `ParseError` for a syntax error or an unknown coefficient name.
+    public init(parsing text: String) throws {
+        var parser = Parser(chars: Array(text.unicodeScalars))
+        let f = try parser.expression()
+        parser.skipSpace()
+        guard parser.index == parser.chars.count else { throw parser.fail("unexpected '\(parser.chars[parser.index])'") }
+        self = f
+    }
+
+    private struct Parser {
+        var chars: [Unicode.Scalar]
+        var index = 0
+
+        func fail(_ message: String) -> ParseError { ParseError(message: message, position: index) }
+
+        mutating func skipSpace() {
+            while index < chars.count, chars[index].properties.isWhitespace { index += 1 }
+        }
+
+        mutating func peek() -> Unicode.Scalar? {
+            skipSpace()
+            return index < chars.count ? chars[index] : nil
+        }
+
+        mutating func expression() throws -> Formula {
+            var lhs = try term()
+            while let c = peek(), c == "+" || c == "-" {
+                index += 1
+                let rhs = try term()
+                lhs = c == "+" ? .add(lhs, rhs) : .subtract(lhs, rhs)
+            }
+            return lhs
+        }
+
+        mutating func term() throws -> Formula {
+            var lhs = try factor()
+            while let c = peek(), c == "*" || c == "/" {
+                index += 1
+                let rhs = try factor()
+                lhs = c == "*" ? .multiply(lhs, rhs) : .divide(lhs, rhs)
+            }
+            return lhs
+        }
+
+        mutating func factor() throws -> Formula {
+            guard let c = peek() else { throw fail("expected a number, a coefficient or '('") }
+            if c == "-" {
+                index += 1
+                return .negate(try factor())
+            }
+            if c == "(" {
+                index += 1
+                let e = try expression()
+                guard peek() == ")" else { throw fail("expected ')'") }
+                index += 1
+                return e
+            }
+            if c.properties.numericType != nil || c == "." {
+                let start = index
+                while index < chars.count, chars[index].properties.numericType != nil || chars[index] == "." {
+                    index += 1
+                }
+                let s = String(String.UnicodeScalarView(chars[start..<index]))
+                guard let x = Float(s) else { throw ParseError(message: "bad number '\(s)'", position: start) }
+                return .constant(x)
+            }
+            if c.properties.isAlphabetic {
+                let start = index
+                while index < chars.count, chars[index].properties.isAlphabetic || chars[index].properties.numericType != nil {
+                    index += 1
+                }
+                let name = String(String.UnicodeScalarView(chars[start..<index]))
+                if peek() == "(" {
+                    index += 1
+                    var args = [try expression()]
+                    while peek() == "," {
+                        index += 1
+                        args.append(try expression())
+                    }
+                    guard peek() == ")" else { throw fail("expected ')' after the arguments of \(name)") }
+                    index += 1
+                    switch name {
+                    case "min": return .minimum(args)
+                    case "max": return .maximum(args)
+                    case "abs" where args.count == 1: return .absolute(args[0])
+                    case "clamp" where args.count == 1: return .clamp(args[0])
+                    default:
+                        throw ParseError(message: "unknown function '\(name)' (min, max, abs, clamp)", position: start)
+                    }
+                }
+                guard let shape = BlendShape(rawValue: name) else {
+                    let known = BlendShape.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw ParseError(message: "unknown coefficient '\(name)' (known: \(known))", position: start)
+                }
+                return .coefficient(shape)
+            }
+            throw fail("unexpected '\(c)'")
+        }
+    }
+}

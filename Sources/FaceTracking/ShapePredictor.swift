@@ -1,0 +1,129 @@
+import CWinkVision
+import WinkCore
+
+/// dlib's 68-point shape predictor (`shape_predictor_68_face_landmarks.dat`, Kazemi & Sullivan,
+/// "One Millisecond Face Alignment with an Ensemble of Regression Trees", CVPR 2014).
+///
+/// Not thread-safe: one instance per thread. Loading takes about 1 s and 75 MB.
+public final class ShapePredictor: @unchecked Sendable {
+    /// The Debian location (package `libdlib-data`).
+    public static let debianModelPath = "/usr/share/dlib/shape_predictor_68_face_landmarks.dat"
+
+    let handle: OpaquePointer
+    public let path: String
+    /// 136 floats of scratch space for dlib's output, allocated once.
+    let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 136)
+
+    /// Loads and checks the model before any frame is read.
+    /// - Throws: `FaceTrackingError` with `.modelMissing`, `.modelUnreadable`, `.modelNotDlib` or
+    ///   `.modelWrongParts` (all exit 78), naming `path`.
+    public init(path: String) throws {
+        self.path = path
+        var out: OpaquePointer?
+        var message = [CChar](repeating: 0, count: 512)
+        let status = wv_predictor_load(path, &out, &message, message.count)
+        guard status == WV_OK, let out else {
+            let code: FaceTrackingError.Code = switch status {
+            case WV_MODEL_MISSING: .modelMissing
+            case WV_MODEL_UNREADABLE: .modelUnreadable
+            case WV_MODEL_WRONG_PARTS: .modelWrongParts
+            case WV_MODEL_NOT_DLIB: .modelNotDlib
+            default: .internal
+            }
+            throw FaceTrackingError(code, subject: path, reason: String(cString: message))
+        }
+        handle = out
+    }
+
+    deinit {
+        wv_predictor_destroy(handle)
+        scratch.deallocate()
+    }
+
+    /// Predicts the 68 landmarks inside `box` (full-frame pixels) on a grey frame.
+    /// - Throws: `FaceTrackingError.internal` if dlib fails.
+    public func landmarks(in buffer: PixelBuffer, box: PixelRect) throws -> Landmarks {
+        let status = wv_predict(handle, buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width),
+                                wv_rect(x: box.x, y: box.y, width: box.width, height: box.height, score: 0),
+                                scratch.baseAddress, 136)
+        guard status == WV_OK else {
+            throw FaceTrackingError(.internal, subject: "shape predictor", reason: "failed (status \(status.rawValue))")
+        }
+        return Landmarks(interleaved: UnsafeBufferPointer(scratch))
+    }
+}
+
+/// dlib's HOG frontal face detector (Dalal & Triggs HOG features with a linear SVM, as trained by dlib's
+/// `get_frontal_face_detector()`). Not thread-safe: one instance per thread.
+public final class FaceDetector: @unchecked Sendable {
+    let handle: OpaquePointer
+    private var boxes = [wv_rect](repeating: wv_rect(), count: 16)
+
+    public init() {
+        guard let h = wv_detector_create() else { fatalError("out of memory creating the face detector") }
+        handle = h
+    }
+
+    deinit { wv_detector_destroy(handle) }
+
+    /// Faces found in `region` of the grey frame (full frame when `nil`), as full-frame pixel boxes,
+    /// largest first, at most 16.
+    ///
+    /// - Parameters:
+    ///   - scale: resize factor applied to the region before detection (0 < scale <= 4). dlib finds boxes of
+    ///     about 80 px or more after scaling.
+    ///   - upsample: further x2 pyramid steps (0...3).
+    /// - Throws: `FaceTrackingError.internal` if dlib fails.
+    public func detect(in buffer: PixelBuffer, region: PixelRect? = nil, scale: Float, upsample: Int = 0,
+                       adjustThreshold: Float = 0) throws -> [PixelRect] {
+        var x0 = 0, y0 = 0, x1 = buffer.width, y1 = buffer.height
+        if let r = region {
+            x0 = max(0, Int(r.minX.rounded(.down)))
+            y0 = max(0, Int(r.minY.rounded(.down)))
+            x1 = min(buffer.width, Int(r.maxX.rounded(.up)))
+            y1 = min(buffer.height, Int(r.maxY.rounded(.up)))
+            guard x1 - x0 >= 8, y1 - y0 >= 8 else { return [] }
+        }
+        var count: Int32 = 0
+        let origin = buffer.gray + (y0 * buffer.width + x0)
+        let status = boxes.withUnsafeMutableBufferPointer { out in
+            wv_detect(handle, origin, Int32(x1 - x0), Int32(y1 - y0), Int32(buffer.width), scale, Int32(upsample),
+                      adjustThreshold, out.baseAddress, Int32(out.count), &count)
+        }
+        guard status == WV_OK else {
+            throw FaceTrackingError(.internal, subject: "face detector", reason: "failed (status \(status.rawValue))")
+        }
+        return (0..<Int(count)).map {
+            let b = boxes[$0]
+            return PixelRect(x: b.x + Float(x0), y: b.y + Float(y0), width: b.width, height: b.height)
+        }
+    }
+}
+
+/// Eye evidence, face brightness and head pose measured from a grey frame and landmarks.
+enum FaceMeasure {
+    /// - Parameter scratch: 136 floats of caller-owned space.
+    static func observe(_ landmarks: Landmarks, box: PixelRect, in buffer: PixelBuffer,
+                        scratch: UnsafeMutableBufferPointer<Float>) -> FaceObservation {
+        var measure = wv_face_measure()
+        var yaw: Float = 0, pitch: Float = 0, roll: Float = 0
+        for i in 0..<68 {
+            scratch[2 * i] = landmarks[i].x
+            scratch[2 * i + 1] = landmarks[i].y
+        }
+        _ = wv_measure_face(buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width),
+                            scratch.baseAddress, &measure)
+        let poseStatus = wv_head_pose(scratch.baseAddress, Int32(buffer.width), Int32(buffer.height),
+                                      &yaw, &pitch, &roll)
+        let pose = poseStatus == WV_OK ? HeadPose(yaw: yaw, pitch: pitch, roll: roll) : .frontal
+        return FaceObservation(
+            landmarks: landmarks, box: box, pose: pose,
+            leftEye: EyeEvidence(irisContrast: measure.left_eye.iris_contrast,
+                                 aspectRatio: measure.left_eye.aspect_ratio),
+            rightEye: EyeEvidence(irisContrast: measure.right_eye.iris_contrast,
+                                  aspectRatio: measure.right_eye.aspect_ratio),
+            quality: FaceQuality(interocularPixels: landmarks.distance(36, 45),
+                                 medianBrightness: measure.median_brightness,
+                                 visibleFraction: measure.visible_fraction))
+    }
+}

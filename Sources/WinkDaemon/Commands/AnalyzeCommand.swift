@@ -1,0 +1,90 @@
+import Capture
+import Expressions
+import FaceTracking
+import Foundation
+import WinkCore
+
+/// `winkctl analyze FILE`: the daemon's pipeline on a recording or image, as fast as possible, printing
+/// the event lines (NDJSON) to stdout.
+enum AnalyzeCommand {
+    static let command = WinkctlMain.Command(
+        synopsis: "analyze FILE [--config FILE] [--model FILE] [--mirrored] [--coefficients] [--measures]",
+        run: run)
+
+    static func run(_ args: inout Arguments) throws -> ExitCode {
+        let options = try CommonOptions(&args)
+        let withCoefficients = args.flag("--coefficients")
+        let withMeasures = args.flag("--measures")
+        guard let file = args.positional() else { throw UsageError("analyze: which file? usage: winkctl \(command.synopsis)") }
+        try args.finish()
+
+        let source = try openMediaFile(path: file)
+        let pipeline = try options.makePipeline()
+        let out = LineWriter()
+        let encoder = LineEncoder()
+        let buffer = PixelBuffer()
+        while let info = try source.read(into: buffer) {
+            let face = try pipeline.process(buffer, info: info)
+            if withCoefficients, let line = pipeline.coefficientsLine(info: info) { out.write(try encoder.line(line)) }
+            if withMeasures, let face { out.write(Data((measuresLine(info, face, pipeline) + "\n").utf8)) }
+            for event in pipeline.engine.events { out.write(try encoder.line(event)) }
+        }
+        out.flush()
+        return .ok
+    }
+
+    /// A tab-separated line of the raw measures, for tuning thresholds.
+    static func measuresLine(_ info: FrameInfo, _ face: FaceObservation, _ pipeline: FramePipeline) -> String {
+        let m = pipeline.engine.measures
+        let n = pipeline.engine.calibration.neutral
+        let c = pipeline.engine.coefficients
+        func f(_ x: Float) -> String { String(format: "%.3f", x) }
+        return "# \(info.index) t=\(String(format: "%.3f", info.time)) earL=\(f(m.eyeAspectLeft)) earR=\(f(m.eyeAspectRight)) "
+            + "irisL=\(f(m.irisLeft)) irisR=\(f(m.irisRight)) jaw=\(f(m.jawDrop)) gap=\(f(m.lipGap)) "
+            + "width=\(f(m.mouthWidth)) liftL=\(f(m.cornerLiftLeft)) liftR=\(f(m.cornerLiftRight)) "
+            + "brow=\(f(m.innerBrowHeight)) | nEarL=\(f(n.eyeAspectLeft)) nIrisL=\(f(n.irisLeft)) nW=\(f(n.mouthWidth)) "
+            + "| bL=\(f(c[.eyeBlinkLeft])) bR=\(f(c[.eyeBlinkRight])) jaw=\(f(c[.jawOpen])) "
+            + "smL=\(f(c[.mouthSmileLeft])) smR=\(f(c[.mouthSmileRight])) | yaw=\(f(face.pose.yaw)) "
+            + "pitch=\(f(face.pose.pitch)) roll=\(f(face.pose.roll)) iod=\(f(face.quality.interocularPixels)) "
+            + "bright=\(f(face.quality.medianBrightness))"
+    }
+}
+
+/// Options shared by the commands that run the pipeline: `--config`, `--model`, `--mirrored`.
+struct CommonOptions {
+    var configuration: Configuration
+    var modelPath: String
+
+    init(_ args: inout Arguments) throws {
+        let configPath = try args.option("--config")
+        let model = try args.option("--model")
+        let mirrored = args.flag("--mirrored")
+        configuration = try configPath.map { try Configuration.load(path: $0) } ?? Configuration()
+        if mirrored { configuration.mirrored = true }
+        modelPath = model ?? ProcessInfo.processInfo.environment["WINK_MODEL"] ?? ShapePredictor.debianModelPath
+    }
+
+    /// Loads the model (checked before any frame is read) and builds the pipeline.
+    /// - Throws: `FaceTrackingError` (exit 78) for a bad model.
+    func makePipeline() throws -> FramePipeline {
+        let predictor = try ShapePredictor(path: modelPath)
+        return FramePipeline(configuration: configuration, predictor: predictor)
+    }
+}
+
+/// Buffered stdout writer for NDJSON lines (one `write(2)` per 64 KiB or per flush).
+final class LineWriter {
+    private var pending = Data()
+    private let handle = FileHandle.standardOutput
+
+    func write(_ line: Data) {
+        pending.append(line)
+        if pending.count >= 65_536 { flush() }
+    }
+
+    func flush() {
+        guard !pending.isEmpty else { return }
+        handle.write(pending)
+        pending.removeAll(keepingCapacity: true)
+    }
+}

@@ -1,0 +1,184 @@
+import Expressions
+import FaceTracking
+import Foundation
+import WinkCore
+
+/// winkd's configuration file (JSON). Every key is optional.
+///
+/// ```json
+/// {
+///   "mirrored": false,
+///   "analyzers": [ {"event": "smile", "enter": 0.6},
+///                  {"event": "browRaise", "value": "browInnerUp", "enter": 0.5, "exit": 0.3, "minDuration": 0.2} ],
+///   "replaceDefaultAnalyzers": false,
+///   "coefficients": { "irisWeight": 0.6 },
+///   "quality": { "maximumYaw": 30 },
+///   "tracker": { "detectionWidth": 320 },
+///   "calibration": { "windowSeconds": 60 },
+///   "profile": "/home/me/.config/winkd/profile.json"
+/// }
+/// ```
+/// `analyzers` rows are merged into the default table by `event`: a row naming an existing event changes
+/// only the fields it gives; a new name adds a row (then `value` and `enter` are required).
+public struct Configuration: Sendable {
+    public var mirrored = false
+    public var analyzers: [AnalyzerRow] = AnalyzerRow.defaultTable
+    public var coefficients = CoefficientModel()
+    public var quality = QualityGate()
+    public var tracker = TrackerSettings()
+    public var calibration = Calibration.Settings()
+    /// A calibration profile written by `winkctl calibrate`.
+    public var profilePath: String?
+    /// The configuration file this was read from, if any.
+    public var path: String?
+
+    public init() {}
+
+    /// The keys a configuration file may have.
+    static let knownKeys: Set<String> = ["mirrored", "analyzers", "replaceDefaultAnalyzers", "coefficients", "quality",
+                                         "tracker", "calibration", "profile", "camera", "overlay", "socket"]
+
+    /// A configuration problem: one line per error, each naming the key and what was expected. Exit 78.
+    public struct Invalid: ExitCodeError {
+        public var path: String
+        public var problems: [String]
+        public var description: String { problems.map { "\(path): \($0)" }.joined(separator: "\n") }
+        public var exitCode: ExitCode { .configuration }
+    }
+
+    /// Reads and validates `path`.
+    /// - Throws: `Invalid` (exit 78) listing every problem; a missing file is also `Invalid`.
+    public static func load(path: String) throws -> Configuration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let exists = FileManager.default.fileExists(atPath: path)
+            throw Invalid(path: path, problems: [exists ? "cannot read the configuration file" : "no such configuration file"])
+        }
+        var c = try parse(data, path: path)
+        c.path = path
+        return c
+    }
+
+    /// Parses configuration JSON.
+    /// - Throws: `Invalid` listing every problem found.
+    public static func parse(_ data: Data, path: String = "configuration") throws -> Configuration {
+        var problems: [String] = []
+        let root: [String: Any]
+        do {
+            guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw Invalid(path: path, problems: ["expected a JSON object at the top level"])
+            }
+            root = object
+        } catch let e as Invalid {
+            throw e
+        } catch {
+            throw Invalid(path: path, problems: ["not valid JSON (\(describeJSONError(error)))"])
+        }
+        var c = Configuration()
+        for key in root.keys.sorted() where !knownKeys.contains(key) {
+            problems.append("\(key): unknown key (known: \(knownKeys.sorted().joined(separator: ", ")))")
+        }
+        if let v = root["mirrored"] {
+            if let b = v as? Bool { c.mirrored = b } else { problems.append("mirrored: expected true or false") }
+        }
+        if let v = root["profile"] {
+            if let s = v as? String { c.profilePath = s } else { problems.append("profile: expected a file path") }
+        }
+        func section<T: Codable>(_ key: String, _ value: inout T) {
+            guard let v = root[key] else { return }
+            guard let object = v as? [String: Any] else {
+                problems.append("\(key): expected an object")
+                return
+            }
+            do {
+                value = try merge(value, with: object)
+            } catch {
+                problems.append("\(key).\(describeDecodingError(error))")
+            }
+        }
+        section("coefficients", &c.coefficients)
+        section("quality", &c.quality)
+        section("tracker", &c.tracker)
+        section("calibration", &c.calibration)
+        c.tracker.mirrored = c.mirrored
+
+        let replace = (root["replaceDefaultAnalyzers"] as? Bool) ?? false
+        if let v = root["replaceDefaultAnalyzers"], !(v is Bool) {
+            problems.append("replaceDefaultAnalyzers: expected true or false")
+        }
+        var rows = replace ? [] : AnalyzerRow.defaultTable
+        if let v = root["analyzers"] {
+            if let list = v as? [Any] {
+                for (i, item) in list.enumerated() {
+                    guard let object = item as? [String: Any], let name = object["event"] as? String else {
+                        problems.append("analyzers[\(i)]: expected an object with an \"event\" name")
+                        continue
+                    }
+                    do {
+                        if let j = rows.firstIndex(where: { $0.event == name }) {
+                            rows[j] = try merge(rows[j], with: object)
+                        } else {
+                            rows.append(try JSONDecoder().decode(
+                                AnalyzerRow.self, from: JSONSerialization.data(withJSONObject: object)))
+                        }
+                    } catch {
+                        problems.append("analyzers[\(i)] (\(name)).\(describeDecodingError(error))")
+                    }
+                }
+            } else {
+                problems.append("analyzers: expected a list of rows")
+            }
+        }
+        for row in rows { problems += row.validate().map { "analyzers: \($0)" } }
+        let names = rows.map(\.event)
+        for row in rows {
+            for s in row.suppressedBy where !names.contains(s) {
+                problems.append("analyzers: row '\(row.event)': suppressedBy: no row named '\(s)'")
+            }
+        }
+        c.analyzers = rows
+        guard problems.isEmpty else { throw Invalid(path: path, problems: problems) }
+        return c
+    }
+
+    /// `base` with the keys of `object` laid over its JSON form, decoded again.
+    static func merge<T: Codable>(_ base: T, with object: [String: Any]) throws -> T {
+        let encoded = try JSONSerialization.jsonObject(with: JSONEncoder().encode(base)) as? [String: Any] ?? [:]
+        let merged = encoded.merging(object) { _, new in new }
+        return try JSONDecoder().decode(T.self, from: JSONSerialization.data(withJSONObject: merged))
+    }
+}
+
+/// "key: expected ..." for a decoding error.
+func describeDecodingError(_ error: Error) -> String {
+    func path(_ p: [CodingKey]) -> String {
+        p.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
+    switch error {
+    case DecodingError.typeMismatch(let type, let ctx):
+        return "\(path(ctx.codingPath)): expected \(typeName(type))"
+    case DecodingError.valueNotFound(let type, let ctx):
+        return "\(path(ctx.codingPath)): expected \(typeName(type)), got null"
+    case DecodingError.keyNotFound(let key, let ctx):
+        return "\(path(ctx.codingPath + [key])): required"
+    case DecodingError.dataCorrupted(let ctx):
+        return "\(path(ctx.codingPath)): \(ctx.debugDescription)"
+    default:
+        return "\(error)"
+    }
+}
+
+private func typeName(_ type: Any.Type) -> String {
+    switch type {
+    case is Bool.Type: "true or false"
+    case is Float.Type, is Double.Type: "a number"
+    case is Int.Type: "a whole number"
+    case is String.Type: "a string"
+    default: "\(type)"
+    }
+}
+
+/// A one-line description of a JSONSerialization error.
+func describeJSONError(_ error: Error) -> String {
+    let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+    return text.replacingOccurrences(of: "\n", with: " ")
+}

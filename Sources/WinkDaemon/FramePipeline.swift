@@ -1,0 +1,59 @@
+import Expressions
+import FaceTracking
+import Foundation
+import WinkCore
+
+/// The per-frame work shared by `winkd` and `winkctl analyze`: face tracking, coefficients, the analyzer
+/// table, and the lines to send.
+///
+/// Not thread-safe: one pipeline per processing thread. Reuses its buffers between frames.
+public final class FramePipeline {
+    public let tracker: FaceTracker
+    public let engine: ExpressionEngine
+    public let configuration: Configuration
+
+    /// Wall time in seconds spent in each stage of the last frame: tracking (detection + landmarks + pixel
+    /// measures + pose) and expressions (coefficients + analyzers).
+    public private(set) var lastTrackingSeconds: Double = 0
+    public private(set) var lastExpressionSeconds: Double = 0
+
+    /// - Throws: `FaceTrackingError` (exit 78) if a profile or the model is wrong.
+    public init(configuration: Configuration, predictor: ShapePredictor, prior: FaceMeasures? = nil) {
+        self.configuration = configuration
+        var settings = configuration.tracker
+        settings.mirrored = configuration.mirrored
+        tracker = FaceTracker(predictor: predictor, settings: settings)
+        let calibration = Calibration(prior: prior ?? CoefficientModel.populationNeutral,
+                                      settings: configuration.calibration)
+        engine = ExpressionEngine(rows: configuration.analyzers, model: configuration.coefficients,
+                                  gate: configuration.quality, calibration: calibration)
+    }
+
+    /// Processes one frame.
+    /// - Returns: the tracked face, if any. Events are in `engine.events`.
+    /// - Throws: `FaceTrackingError.internal` if dlib fails.
+    @discardableResult
+    public func process(_ buffer: PixelBuffer, info: FrameInfo) throws -> FaceObservation? {
+        let clock = SystemClock()
+        let t0 = clock.nanoseconds()
+        let face = try tracker.process(buffer)
+        let t1 = clock.nanoseconds()
+        engine.process(frame: info, face: face)
+        lastTrackingSeconds = Double(t1 - t0) / 1e9
+        lastExpressionSeconds = Double(clock.nanoseconds() - t1) / 1e9
+        return face
+    }
+
+    /// The coefficient line for the last frame with a face (values rounded to 3 decimals), or `nil`.
+    public func coefficientsLine(info: FrameInfo) -> CoefficientsLine? {
+        guard engine.facePresent else { return nil }
+        var values: [String: Double] = [:]
+        values.reserveCapacity(BlendShape.count + 3)
+        for shape in BlendShape.allCases { values[shape.rawValue] = rounded(Double(engine.coefficients[shape]), places: 3) }
+        values["headYaw"] = rounded(Double(engine.pose.yaw), places: 1)
+        values["headPitch"] = rounded(Double(engine.pose.pitch), places: 1)
+        values["headRoll"] = rounded(Double(engine.pose.roll), places: 1)
+        return CoefficientsLine(frame: info.index, time: rounded(info.time, places: 3), values: values,
+                                tMonoNs: info.monotonicNanoseconds)
+    }
+}

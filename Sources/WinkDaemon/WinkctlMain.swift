@@ -1,0 +1,37 @@
+import Foundation
+import WinkCore
+
+/// `winkctl`: the companion tool. Each subcommand lives in `Commands/NameCommand.swift` and is listed here.
+public enum WinkctlMain {
+    /// A subcommand: its one-line synopsis and its body, which reads its own arguments.
+    struct Command {
+        var synopsis: String
+        var run: (inout Arguments) throws -> ExitCode
+    }
+
+    static let commands: [(name: String, command: Command)] = [
+        ("analyze", AnalyzeCommand.command),
+    ]
+
+    static var usage: String {
+        "usage: winkctl COMMAND [options]\n" + commands.map { "  winkctl \($0.command.synopsis)" }.joined(separator: "\n")
+    }
+
+    public static func run() -> Never {
+        signal(SIGPIPE, SIG_IGN)
+        var argv = Array(CommandLine.arguments.dropFirst())
+        runMain("winkctl") {
+            guard let name = argv.first else { throw UsageError(usage) }
+            if name == "--help" || name == "-h" || name == "help" {
+                print(usage)
+                return .ok
+            }
+            guard let command = commands.first(where: { $0.name == name })?.command else {
+                throw UsageError("unknown command '\(name)'\n" + usage)
+            }
+            argv.removeFirst()
+            var arguments = Arguments(argv)
+            return try command.run(&arguments)
+        }
+    }
+}

@@ -1,0 +1,2 @@
+import WinkDaemon
+WinkctlMain.run()
