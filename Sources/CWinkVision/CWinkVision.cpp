@@ -245,6 +245,30 @@ wv_status wv_predict(wv_predictor *predictor, const uint8_t *gray, int width, in
     }
 }
 
+wv_status wv_sample_patch(const uint8_t *gray, int width, int height, int stride, wv_rect box, int size,
+                          float *out) {
+    if (!valid_image(gray, width, height, stride) || !out || size < 2 || size > 256) return WV_BAD_ARGUMENT;
+    try {
+        int x0 = std::max(0, static_cast<int>(std::floor(box.x)));
+        int y0 = std::max(0, static_cast<int>(std::floor(box.y)));
+        int x1 = std::min(width, static_cast<int>(std::ceil(box.x + box.width)));
+        int y1 = std::min(height, static_cast<int>(std::ceil(box.y + box.height)));
+        if (x1 - x0 < 2 || y1 - y0 < 2) return WV_BAD_ARGUMENT;
+        cv::Mat roi = wrap(gray, width, height, stride)(cv::Rect(x0, y0, x1 - x0, y1 - y0));
+        cv::Mat patch(size, size, CV_32FC1, out);
+        cv::Mat small;
+        cv::resize(roi, small, cv::Size(size, size), 0, 0, cv::INTER_AREA);
+        small.convertTo(patch, CV_32F);
+        cv::Scalar mean = cv::mean(patch);
+        patch -= mean[0];
+        double norm = cv::norm(patch);
+        if (norm > 1e-6) patch /= norm;
+        return WV_OK;
+    } catch (...) {
+        return WV_INTERNAL;
+    }
+}
+
 wv_status wv_measure_face(const uint8_t *gray, int width, int height, int stride, const float *xy,
                           wv_face_measure *out) {
     if (!valid_image(gray, width, height, stride) || !xy || !out) return WV_BAD_ARGUMENT;

@@ -58,11 +58,18 @@ public final class AnalyzerTable {
     }
 
     /// Advances every row by one frame and appends the events it decides to `events`.
+    ///
+    /// - Parameter instant: the frame is a still image, a single instant: held rows start on their value
+    ///   alone (durations cannot be judged) and one-shot rows, which need a release, do not run.
     public func step(frame: FrameInfo, coefficients: BlendShapeCoefficients, gates: Gates = .open,
-                     into events: inout [ExpressionEvent]) {
+                     instant: Bool = false, into events: inout [ExpressionEvent]) {
         let t = frame.time
         for i in rows.indices {
-            let row = rows[i]
+            var row = rows[i]
+            if instant {
+                if row.kind == .oneShot { continue }
+                row.minDuration = 0
+            }
             let v = row.value.evaluate(coefficients)
             var s = states[i]
             let allowed = gates.allows(row.gate)

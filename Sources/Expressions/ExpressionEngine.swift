@@ -54,9 +54,10 @@ public final class ExpressionEngine {
     }
 
     /// Advances by one frame.
+    /// - Parameter instant: the frame is a still image (see `AnalyzerTable.step(instant:)`).
     /// - Returns: whether this frame had a face (and so fresh `coefficients`).
     @discardableResult
-    public func process(frame: FrameInfo, face: FaceObservation?) -> Bool {
+    public func process(frame: FrameInfo, face: FaceObservation?, instant: Bool = false) -> Bool {
         events.removeAll(keepingCapacity: true)
         guard let face else {
             if facePresent {
@@ -78,7 +79,7 @@ public final class ExpressionEngine {
         measures = m
         pose = face.pose
         coefficients = model.coefficients(m, neutral: calibration.neutral)
-        table.step(frame: frame, coefficients: coefficients, gates: gates, into: &events)
+        table.step(frame: frame, coefficients: coefficients, gates: gates, instant: instant, into: &events)
         return true
     }
 }

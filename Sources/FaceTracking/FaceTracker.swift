@@ -11,8 +11,13 @@ public struct TrackerSettings: Sendable, Equatable, Codable {
     public var minimumFaceWidth: Float = 64
     /// How often (in frames without a face) the expensive small-face search runs.
     public var smallFaceSearchInterval: Int = 6
-    /// Consecutive frames in which the tracked face may fail verification before it counts as lost.
-    public var maximumMisses: Int = 2
+    /// Consecutive frames in which the tracked face may fail detection before it counts as lost, as long
+    /// as it still looks like the face last detected (see `minimumSimilarity`).
+    public var maximumMisses: Int = 4
+    /// When detection misses the tracked face, the normalised cross-correlation between the face box now
+    /// and when last detected (24x24 grey patches) below which the face counts as gone at once (a cut, the
+    /// face covered or leaving).
+    public var minimumSimilarity: Float = 0.6
     /// Whether the source is mirrored (a selfie view): left and right are swapped back so that they stay
     /// the person's own.
     public var mirrored: Bool = false
@@ -35,6 +40,10 @@ public final class FaceTracker {
     private var tracked: PixelRect?
     private var misses = 0
     private var framesWithoutFace = 0
+    private let template = FacePatch()
+    private let current = FacePatch()
+    /// Similarity of the face box to the last detected face, when the last detection missed (for tuning).
+    public private(set) var lastSimilarity: Float = 1
     /// Detector calls so far (full-frame and region), for the benchmark.
     public private(set) var detections = 0
 
@@ -58,16 +67,19 @@ public final class FaceTracker {
         var box: PixelRect?
         if let last = tracked {
             box = try verify(last, in: buffer)
-            if box == nil {
+            if let found = box {
+                misses = 0
+                template.sample(buffer, box: found)
+            } else {
                 misses += 1
-                if misses > settings.maximumMisses {
+                current.sample(buffer, box: last)
+                lastSimilarity = current.correlation(template)
+                if misses > settings.maximumMisses || lastSimilarity < settings.minimumSimilarity {
                     tracked = nil
                     misses = 0
                     return nil
                 }
                 box = last
-            } else {
-                misses = 0
             }
         } else {
             box = try search(buffer)
@@ -76,6 +88,7 @@ public final class FaceTracker {
                 return nil
             }
             framesWithoutFace = 0
+            template.sample(buffer, box: box!)
         }
         guard let box else { return nil }
         tracked = box

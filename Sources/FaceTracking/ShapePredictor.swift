@@ -100,6 +100,35 @@ public final class FaceDetector: @unchecked Sendable {
     }
 }
 
+/// A small normalised grey patch of a face box, for checking that a tracked face still looks the same.
+///
+/// Holds `size` x `size` floats allocated once. Not thread-safe.
+final class FacePatch {
+    static let size = 24
+    let values = UnsafeMutableBufferPointer<Float>.allocate(capacity: size * size)
+    private(set) var valid = false
+
+    deinit { values.deallocate() }
+
+    /// Samples `box` of the frame; false (and invalid) when the box is outside the frame.
+    @discardableResult
+    func sample(_ buffer: PixelBuffer, box: PixelRect) -> Bool {
+        let status = wv_sample_patch(buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width),
+                                     wv_rect(x: box.x, y: box.y, width: box.width, height: box.height, score: 0),
+                                     Int32(Self.size), values.baseAddress)
+        valid = status == WV_OK
+        return valid
+    }
+
+    /// Normalised cross-correlation with `other`, -1...1 (0 when either is invalid).
+    func correlation(_ other: FacePatch) -> Float {
+        guard valid, other.valid else { return 0 }
+        var sum: Float = 0
+        for i in 0..<values.count { sum += values[i] * other.values[i] }
+        return sum
+    }
+}
+
 /// Eye evidence, face brightness and head pose measured from a grey frame and landmarks.
 enum FaceMeasure {
     /// - Parameter scratch: 136 floats of caller-owned space.

@@ -2,6 +2,8 @@
 public enum ExitCode: Int32, Sendable, Error {
     /// 0: success.
     case ok = 0
+    /// 1: the command ran but its check failed (`winkctl evaluate --min-f1`).
+    case failure = 1
     /// 64 `EX_USAGE`: the command was used incorrectly (bad flag or argument).
     case usage = 64
     /// 65 `EX_DATAERR`: the input data was incorrect (a file that is not a video, a corrupt PNG).

@@ -88,13 +88,14 @@ public func rounded(_ x: Double, places: Int) -> Double {
 
 /// Encodes protocol values as NDJSON lines (one JSON object, no raw newline, then `\n`).
 ///
-/// Uses Foundation's `JSONEncoder`; not thread-safe (one encoder per thread).
+/// Uses Foundation's `JSONEncoder` with sorted keys, so the same value always gives the same bytes;
+/// not thread-safe (one encoder per thread).
 public final class LineEncoder {
     private let encoder: JSONEncoder
 
     public init() {
         encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
     }
 
     /// The value as one line of UTF-8 JSON ending in `\n`.

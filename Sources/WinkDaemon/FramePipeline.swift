@@ -1,3 +1,4 @@
+import Capture
 import Expressions
 import FaceTracking
 import Foundation
@@ -32,13 +33,14 @@ public final class FramePipeline {
     /// Processes one frame.
     /// - Returns: the tracked face, if any. Events are in `engine.events`.
     /// - Throws: `FaceTrackingError.internal` if dlib fails.
+    /// - Parameter still: the frame is a still image, judged as one instant.
     @discardableResult
-    public func process(_ buffer: PixelBuffer, info: FrameInfo) throws -> FaceObservation? {
+    public func process(_ buffer: PixelBuffer, info: FrameInfo, still: Bool = false) throws -> FaceObservation? {
         let clock = SystemClock()
         let t0 = clock.nanoseconds()
         let face = try tracker.process(buffer)
         let t1 = clock.nanoseconds()
-        engine.process(frame: info, face: face)
+        engine.process(frame: info, face: face, instant: still)
         lastTrackingSeconds = Double(t1 - t0) / 1e9
         lastExpressionSeconds = Double(clock.nanoseconds() - t1) / 1e9
         return face
@@ -55,5 +57,26 @@ public final class FramePipeline {
         values["headRoll"] = rounded(Double(engine.pose.roll), places: 1)
         return CoefficientsLine(frame: info.index, time: rounded(info.time, places: 3), values: values,
                                 tMonoNs: info.monotonicNanoseconds)
+    }
+}
+
+extension FramePipeline {
+    /// Runs the pipeline over a whole source as fast as possible (no pacing), calling `body` after each
+    /// frame with the frame's info, the tracked face and the pipeline (events in `engine.events`).
+    /// - Throws: the source's `CaptureError`, `FaceTrackingError`, or what `body` throws.
+    public func run(_ source: FrameSource, buffer: PixelBuffer = PixelBuffer(),
+                    _ body: (FrameInfo, FaceObservation?) throws -> Void) throws {
+        let still = source.nominalFrameRate == nil && !source.isLive && source is StillImageSource
+        while let info = try source.read(into: buffer) {
+            let face = try process(buffer, info: info, still: still)
+            try body(info, face)
+        }
+    }
+
+    /// Every event the pipeline emits on `source`.
+    public func events(of source: FrameSource) throws -> [ExpressionEvent] {
+        var all: [ExpressionEvent] = []
+        try run(source) { _, _ in all += engine.events }
+        return all
     }
 }

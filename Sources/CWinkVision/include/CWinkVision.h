@@ -60,6 +60,13 @@ int wv_predictor_parts(const wv_predictor *predictor);
 wv_status wv_predict(wv_predictor *predictor, const uint8_t *gray, int width, int height, int stride,
                      wv_rect box, float *out_xy, int out_capacity);
 
+/// Samples `box` (full-frame pixels, clipped to the image) into a `size` x `size` patch (INTER_AREA) and
+/// normalises it to zero mean and unit length, so the dot product of two patches is their normalised
+/// cross-correlation (-1...1). `out` receives size*size floats. A box entirely outside the image gives
+/// WV_BAD_ARGUMENT.
+wv_status wv_sample_patch(const uint8_t *gray, int width, int height, int stride, wv_rect box, int size,
+                          float *out);
+
 /// Per-eye pixel evidence for a 68-point face.
 typedef struct wv_eye_measure {
     float iris_contrast;      // (face median - darkest row mean) / face median, 0...1

@@ -22,9 +22,7 @@ enum AnalyzeCommand {
         let pipeline = try options.makePipeline()
         let out = LineWriter()
         let encoder = LineEncoder()
-        let buffer = PixelBuffer()
-        while let info = try source.read(into: buffer) {
-            let face = try pipeline.process(buffer, info: info)
+        try pipeline.run(source) { info, face in
             if withCoefficients, let line = pipeline.coefficientsLine(info: info) { out.write(try encoder.line(line)) }
             if withMeasures, let face { out.write(Data((measuresLine(info, face, pipeline) + "\n").utf8)) }
             for event in pipeline.engine.events { out.write(try encoder.line(event)) }
@@ -54,6 +52,11 @@ enum AnalyzeCommand {
 struct CommonOptions {
     var configuration: Configuration
     var modelPath: String
+
+    init(configuration: Configuration, modelPath: String) {
+        self.configuration = configuration
+        self.modelPath = modelPath
+    }
 
     init(_ args: inout Arguments) throws {
         let configPath = try args.option("--config")

@@ -1,0 +1,174 @@
+import Foundation
+import WinkCore
+
+/// A labels file for a recorded clip (SPEC.md "Labels files"): what a person sees, frame by frame.
+public struct ClipLabels: Sendable {
+    public struct LabelledEvent: Sendable, Equatable {
+        public var event: String
+        public var start: Int
+        public var end: Int
+    }
+
+    /// A range of frames (inclusive) where emitted occurrences of `event` (or of any name, when `nil`) are
+    /// neither matched nor counted as false positives.
+    public struct DontCare: Sendable, Equatable {
+        public var event: String?
+        public var start: Int
+        public var end: Int
+    }
+
+    /// The recording, resolved to an absolute path.
+    public var video: String
+    public var frames: Int
+    public var toleranceFrames: Int
+    public var mirrored: Bool
+    /// Inclusive frame ranges with a visible face.
+    public var face: [ClosedRange<Int>]
+    public var events: [LabelledEvent]
+    public var absent: Set<String>
+    public var dontCare: [DontCare]
+
+    /// Reads a labels file. The `video` path is taken relative to the fixtures folder (the labels file's
+    /// folder's parent), as in ../shared/fixtures.
+    /// - Throws: `Configuration.Invalid`-style `LabelsError` (exit 65) for a malformed file, or 66 when missing.
+    public static func load(path: String) throws -> ClipLabels {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw LabelsError(path: path, reason: "no such labels file", exitCode: .noInput)
+        }
+        guard let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw LabelsError(path: path, reason: "not a JSON object", exitCode: .dataError)
+        }
+        func fail(_ key: String, _ expected: String) -> LabelsError {
+            LabelsError(path: path, reason: "\(key): expected \(expected)", exitCode: .dataError)
+        }
+        guard let video = root["video"] as? String else { throw fail("video", "the clip's path") }
+        let base = URL(fileURLWithPath: path).deletingLastPathComponent()
+        let candidates = [base.deletingLastPathComponent().appendingPathComponent(video).path,
+                          base.appendingPathComponent(video).path]
+        let resolved = video.hasPrefix("/") ? video
+            : candidates.first { FileManager.default.fileExists(atPath: $0) } ?? candidates[0]
+        guard let frames = root["frames"] as? Int else { throw fail("frames", "a whole number") }
+        let tol = root["tolerance_frames"] as? Int ?? 0
+        var face: [ClosedRange<Int>] = []
+        for item in root["face"] as? [Any] ?? [] {
+            guard let pair = item as? [Int], pair.count == 2, pair[0] <= pair[1] else {
+                throw fail("face", "[start, end] pairs")
+            }
+            face.append(pair[0]...pair[1])
+        }
+        var events: [LabelledEvent] = []
+        for item in root["events"] as? [Any] ?? [] {
+            guard let e = item as? [String: Any], let name = e["event"] as? String, let s = e["start"] as? Int,
+                  let t = e["end"] as? Int, s <= t else { throw fail("events", "objects with event, start, end") }
+            events.append(LabelledEvent(event: name, start: s, end: t))
+        }
+        var dontCare: [DontCare] = []
+        for item in root["dontcare"] as? [Any] ?? [] {
+            if let pair = item as? [Int], pair.count == 2 {
+                dontCare.append(DontCare(event: nil, start: pair[0], end: pair[1]))
+            } else if let e = item as? [String: Any], let s = e["start"] as? Int, let t = e["end"] as? Int {
+                dontCare.append(DontCare(event: e["event"] as? String, start: s, end: t))
+            } else {
+                throw fail("dontcare", "[start, end] pairs or objects with start, end (and event)")
+            }
+        }
+        return ClipLabels(video: resolved, frames: frames, toleranceFrames: tol,
+                          mirrored: root["mirrored"] as? Bool ?? false, face: face, events: events,
+                          absent: Set(root["absent"] as? [String] ?? []), dontCare: dontCare)
+    }
+
+    /// Every expected occurrence: the labelled events, `faceFound` at the start of each face range and
+    /// `faceLost` just after each range that ends before the clip does.
+    public var expected: [LabelledEvent] {
+        var out = events
+        for r in face {
+            out.append(LabelledEvent(event: EventName.faceFound, start: r.lowerBound, end: r.lowerBound))
+            if r.upperBound < frames - 1 {
+                out.append(LabelledEvent(event: EventName.faceLost, start: r.upperBound + 1, end: r.upperBound + 1))
+            }
+        }
+        return out
+    }
+}
+
+/// A labels file that cannot be used.
+public struct LabelsError: ExitCodeError {
+    public var path: String
+    public var reason: String
+    public var exitCode: ExitCode
+    public var description: String { "\(path): \(reason)" }
+}
+
+/// True/false positives and misses for one event name, or in total.
+public struct Score: Sendable, Equatable {
+    public var truePositives = 0
+    public var falsePositives = 0
+    public var misses = 0
+
+    public init(truePositives: Int = 0, falsePositives: Int = 0, misses: Int = 0) {
+        self.truePositives = truePositives
+        self.falsePositives = falsePositives
+        self.misses = misses
+    }
+
+    public var precision: Double {
+        truePositives + falsePositives == 0 ? 1 : Double(truePositives) / Double(truePositives + falsePositives)
+    }
+    public var recall: Double { truePositives + misses == 0 ? 1 : Double(truePositives) / Double(truePositives + misses) }
+    public var f1: Double {
+        let p = precision, r = recall
+        return p + r == 0 ? 0 : 2 * p * r / (p + r)
+    }
+
+    static func + (a: Score, b: Score) -> Score {
+        Score(truePositives: a.truePositives + b.truePositives, falsePositives: a.falsePositives + b.falsePositives,
+              misses: a.misses + b.misses)
+    }
+}
+
+/// One scoring run: per event name, plus every unmatched or wrong occurrence for explanations.
+public struct ClipScore: Sendable {
+    public var byEvent: [String: Score] = [:]
+    /// Human-readable lines for each false positive and miss.
+    public var findings: [String] = []
+    public var total: Score { byEvent.values.reduce(Score(), +) }
+}
+
+/// Scores emitted events against labels by SPEC.md's rule: an emitted occurrence (`began`, `occurred` or a
+/// face event) of name N at frame f matches an unmatched labelled N with f in [start - tol, end + tol];
+/// unmatched occurrences outside a `dontcare` range of their name are false positives; every occurrence of
+/// an `absent` name is one; unmatched labels are misses.
+public func score(events: [ExpressionEvent], labels: ClipLabels) -> ClipScore {
+    var result = ClipScore()
+    var expected = labels.expected
+    var matched = Array(repeating: false, count: expected.count)
+    let tol = labels.toleranceFrames
+    for e in events where e.isOccurrence {
+        var s = result.byEvent[e.event, default: Score()]
+        defer { result.byEvent[e.event] = s }
+        if labels.absent.contains(e.event) {
+            s.falsePositives += 1
+            result.findings.append("false positive: \(e.event) at frame \(e.frame) (labelled absent)")
+            continue
+        }
+        if let i = expected.indices.first(where: { i in
+            !matched[i] && expected[i].event == e.event
+                && (expected[i].start - tol...expected[i].end + tol).contains(e.frame)
+        }) {
+            matched[i] = true
+            s.truePositives += 1
+            continue
+        }
+        let ignored = labels.dontCare.contains { ($0.event == nil || $0.event == e.event) && ($0.start...$0.end).contains(e.frame) }
+        if !ignored {
+            s.falsePositives += 1
+            result.findings.append("false positive: \(e.event) at frame \(e.frame)")
+        }
+    }
+    for (i, x) in expected.enumerated() where !matched[i] {
+        result.byEvent[x.event, default: Score()].misses += 1
+        result.findings.append("missed: \(x.event) in frames \(x.start)...\(x.end)")
+    }
+    expected.removeAll()
+    return result
+}
