@@ -171,4 +171,27 @@ wm_status wm_image_read(const char *path, int width, int height, uint8_t *gray, 
     }
 }
 
+wm_status wm_warp_gray(const uint8_t *gray, int width, int height, double degrees, double scale, int flip,
+                       uint8_t *out, int out_width, int out_height) {
+    if (!gray || !out || width <= 0 || height <= 0 || out_width <= 0 || out_height <= 0 || !(scale > 0))
+        return WM_BAD_ARGUMENT;
+    try {
+        cv::Mat src(height, width, CV_8UC1, const_cast<uint8_t *>(gray));
+        cv::Mat dst(out_height, out_width, CV_8UC1, out);
+        cv::Mat flipped;
+        const cv::Mat *in = &src;
+        if (flip) {
+            cv::flip(src, flipped, 1);
+            in = &flipped;
+        }
+        cv::Mat m = cv::getRotationMatrix2D(cv::Point2f(width / 2.0f, height / 2.0f), degrees, scale);
+        m.at<double>(0, 2) += (out_width - width) / 2.0;
+        m.at<double>(1, 2) += (out_height - height) / 2.0;
+        cv::warpAffine(*in, dst, m, dst.size(), cv::INTER_LINEAR, cv::BORDER_REPLICATE);
+        return WM_OK;
+    } catch (...) {
+        return WM_INTERNAL;
+    }
+}
+
 }  // extern "C"

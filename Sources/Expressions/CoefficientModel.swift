@@ -43,7 +43,8 @@ public struct CoefficientModel: Sendable, Equatable, Codable {
                                     irisNeutral: n.irisRight)
         c[.eyeWideLeft] = ramp(m.eyeAspectLeft - n.eyeAspectLeft, eyeWidening * n.eyeAspectLeft)
         c[.eyeWideRight] = ramp(m.eyeAspectRight - n.eyeAspectRight, eyeWidening * n.eyeAspectRight)
-        c[.jawOpen] = ramp(m.jawDrop - n.jawDrop, jawSpan)
+        // Mostly the jaw drop; a little of the lip gap, as ARKit's jawOpen rises slightly in a toothy smile.
+        c[.jawOpen] = 0.85 * ramp(m.jawDrop - n.jawDrop, jawSpan) + 0.15 * ramp(m.lipGap - n.lipGap, 0.3)
         let widen = ramp(m.mouthWidth - n.mouthWidth, smileWidthSpan)
         c[.mouthSmileLeft] = 0.5 * widen + 0.5 * ramp(m.cornerLiftLeft - n.cornerLiftLeft, smileLiftSpan)
         c[.mouthSmileRight] = 0.5 * widen + 0.5 * ramp(m.cornerLiftRight - n.cornerLiftRight, smileLiftSpan)
@@ -57,7 +58,7 @@ public struct CoefficientModel: Sendable, Equatable, Codable {
     /// Population-average neutral measures for a frontal face (used before a person's neutral is known,
     /// and for single still images).
     public static let populationNeutral = FaceMeasures(
-        eyeAspectLeft: 0.30, eyeAspectRight: 0.30, irisLeft: 0.80, irisRight: 0.80, jawDrop: 1.10,
-        lipGap: 0.0, mouthWidth: 0.85, cornerLiftLeft: 0.0, cornerLiftRight: 0.0, innerBrowHeight: 0.35,
-        browHeightLeft: 0.40, browHeightRight: 0.40)
+        eyeAspectLeft: 0.33, eyeAspectRight: 0.33, irisLeft: 0.78, irisRight: 0.78, jawDrop: 0.95,
+        lipGap: 0.01, mouthWidth: 0.55, cornerLiftLeft: 0.015, cornerLiftRight: 0.015, innerBrowHeight: 0.24,
+        browHeightLeft: 0.33, browHeightRight: 0.33)
 }

@@ -75,7 +75,8 @@ public final class ExpressionEngine {
         }
         let m = FaceMeasures(face)
         let gates = gate.gates(for: face)
-        if gates == .open { calibration.observe(m, time: frame.time) }
+        // A still image is one instant of unknown expression: it says nothing about the neutral.
+        if gates == .open && !instant { calibration.observe(m, time: frame.time) }
         measures = m
         pose = face.pose
         coefficients = model.coefficients(m, neutral: calibration.neutral)

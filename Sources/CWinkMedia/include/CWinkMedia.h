@@ -43,6 +43,13 @@ wm_status wm_image_probe(const char *path, int *width, int *height, char *messag
 /// Decodes a still image into grey (and BGR if not NULL) planes of the size wm_image_probe gave.
 wm_status wm_image_read(const char *path, int width, int height, uint8_t *gray, uint8_t *bgr);
 
+/// Resamples a grey plane (`width` x `height`, stride = width) into `out` (`out_width` x `out_height`)
+/// with OpenCV `warpAffine` (bilinear, border replicated): rotation by `degrees` (counter-clockwise in the
+/// image, as cv::getRotationMatrix2D) about the image centre, uniform `scale`, and a horizontal flip first
+/// when `flip` is non-zero. The result is centred in `out`. Used to derive test variants from recordings.
+wm_status wm_warp_gray(const uint8_t *gray, int width, int height, double degrees, double scale, int flip,
+                       uint8_t *out, int out_width, int out_height);
+
 #ifdef __cplusplus
 }
 #endif

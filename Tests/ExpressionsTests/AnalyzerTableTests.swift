@@ -1,0 +1,138 @@
+import Expressions
+import Testing
+import WinkCore
+
+/// Drives the table with a scripted value per frame (30 fps unless times are given).
+struct Script {
+    var table: AnalyzerTable
+    var events: [ExpressionEvent] = []
+    var frame = 0
+
+    init(_ rows: [AnalyzerRow]) { table = AnalyzerTable(rows: rows) }
+
+    mutating func feed(_ values: [(BlendShape, Float)], seconds: Double = 1.0 / 30, gates: AnalyzerTable.Gates = .open,
+                       times: Int = 1) {
+        for _ in 0..<times {
+            var c = BlendShapeCoefficients()
+            for (s, v) in values { c[s] = v }
+            table.step(frame: FrameInfo(index: frame, time: Double(frame) * seconds, monotonicNanoseconds: 0),
+                       coefficients: c, gates: gates, into: &events)
+            frame += 1
+        }
+    }
+
+    var summary: [String] { events.map { "\($0.event):\($0.phase?.rawValue ?? "-")@\($0.frame)" } }
+}
+
+struct AnalyzerTableTests {
+    let jaw = try! Formula(parsing: "jawOpen")
+
+    @Test func hysteresisKeepsAHeldExpressionBetweenExitAndEnter() {
+        var s = Script([AnalyzerRow(event: "mouthOpen", value: jaw, enter: 0.5, exit: 0.3)])
+        s.feed([(.jawOpen, 0.6)])      // began at 0
+        s.feed([(.jawOpen, 0.4)], times: 3)  // between exit and enter: still on
+        s.feed([(.jawOpen, 0.2)])      // ended at 4
+        s.feed([(.jawOpen, 0.45)])     // below enter: nothing
+        #expect(s.summary == ["mouthOpen:began@0", "mouthOpen:ended@4"])
+        #expect(s.events[1].duration == 0.133)
+    }
+
+    @Test func minimumDurationComesFromTimestampsNotFrameCounts() {
+        let row = AnalyzerRow(event: "mouthOpen", value: jaw, enter: 0.5, exit: 0.3, minDuration: 0.25)
+        var fast = Script([row])
+        fast.feed([(.jawOpen, 0.8)], seconds: 1.0 / 60, times: 15)  // 15 frames = 0.233 s at 60 fps
+        #expect(fast.events.isEmpty)
+        fast.feed([(.jawOpen, 0.8)], seconds: 1.0 / 60)  // 0.25 s
+        #expect(fast.summary == ["mouthOpen:began@15"])
+        var slow = Script([row])
+        slow.feed([(.jawOpen, 0.8)], seconds: 1.0 / 10, times: 4)  // 0.3 s by frame 3
+        #expect(slow.summary == ["mouthOpen:began@3"])
+    }
+
+    @Test func speechLikeFlickerDoesNotOpenTheMouth() {
+        var s = Script([AnalyzerRow(event: "mouthOpen", value: jaw, enter: 0.5, exit: 0.3, minDuration: 0.25)])
+        for _ in 0..<20 {
+            s.feed([(.jawOpen, 0.7)], times: 3)  // 0.1 s open
+            s.feed([(.jawOpen, 0.1)], times: 2)
+        }
+        #expect(s.events.isEmpty)
+    }
+
+    @Test func oneShotBlinkOnlyWithinItsDurations() {
+        let both = try! Formula(parsing: "min(eyeBlinkLeft, eyeBlinkRight)")
+        let rows = [
+            AnalyzerRow(event: "blink", kind: .oneShot, value: both, enter: 0.5, exit: 0.3, minDuration: 0.02,
+                        maxDuration: 0.5),
+            AnalyzerRow(event: "eyesClosed", value: both, enter: 0.5, exit: 0.3, minDuration: 0.5),
+        ]
+        var s = Script(rows)
+        s.feed([(.eyeBlinkLeft, 0.9), (.eyeBlinkRight, 0.9)], times: 4)  // 4 frames closed
+        s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)], times: 5)
+        #expect(s.summary == ["blink:occurred@4"])
+        #expect(s.events[0].duration == 0.133)
+        s.events.removeAll()
+        s.feed([(.eyeBlinkLeft, 0.9), (.eyeBlinkRight, 0.9)], times: 40)  // 1.3 s closed
+        s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)])
+        #expect(s.summary == ["eyesClosed:began@24", "eyesClosed:ended@49"])
+    }
+
+    @Test func maxDurationEndsAndNoRepeatUntilReleased() {
+        var s = Script([AnalyzerRow(event: "smile", value: try! Formula(parsing: "mouthSmileLeft"), enter: 0.5,
+                                    exit: 0.3, maxDuration: 1.0)])
+        s.feed([(.mouthSmileLeft, 0.9)], times: 60)  // 2 s held
+        #expect(s.summary == ["smile:began@0", "smile:ended@30"])
+        s.feed([(.mouthSmileLeft, 0.1)])
+        s.feed([(.mouthSmileLeft, 0.9)])
+        #expect(s.summary.last == "smile:began@61")
+    }
+
+    @Test func cooldownBlocksAQuickRestart() {
+        var s = Script([AnalyzerRow(event: "mouthOpen", value: jaw, enter: 0.5, exit: 0.3, cooldown: 0.5)])
+        s.feed([(.jawOpen, 0.9)], times: 3)
+        s.feed([(.jawOpen, 0.0)])  // ended at 3 (t=0.1)
+        s.feed([(.jawOpen, 0.9)], times: 10)  // t up to 0.46: in cooldown
+        #expect(s.summary == ["mouthOpen:began@0", "mouthOpen:ended@3"])
+        s.feed([(.jawOpen, 0.9)], times: 2)  // t = 0.467, 0.5 -> began at t >= 0.6? frame 18 is 0.6
+        s.feed([(.jawOpen, 0.9)], times: 3)
+        #expect(s.summary.last == "mouthOpen:began@18")
+    }
+
+    @Test func suppressionCancelsAWinkWhileBothEyesClose() {
+        var s = Script(AnalyzerRow.defaultTable)
+        // Left eye closes one frame before the right: a blink, not a wink.
+        s.feed([(.eyeBlinkLeft, 0.9), (.eyeBlinkRight, 0.1)])
+        s.feed([(.eyeBlinkLeft, 0.95), (.eyeBlinkRight, 0.9)], times: 3)
+        s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)], times: 3)
+        #expect(s.summary == ["blink:occurred@4"])
+        // A real wink: left closed, right open for 0.4 s.
+        s.events.removeAll()
+        s.feed([(.eyeBlinkLeft, 0.9), (.eyeBlinkRight, 0.05)], times: 12)
+        s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)])
+        #expect(s.summary == ["winkLeft:began@12", "winkLeft:ended@19"])
+    }
+
+    @Test func closedGateEndsActiveRowsAndBlocksNewOnes() {
+        var s = Script([AnalyzerRow(event: "smile", value: try! Formula(parsing: "mouthSmileLeft"), enter: 0.5,
+                                    exit: 0.3, gate: .mouth)])
+        s.feed([(.mouthSmileLeft, 0.9)], times: 2)
+        s.feed([(.mouthSmileLeft, 0.9)], gates: .closed, times: 3)
+        s.feed([(.mouthSmileLeft, 0.9)], times: 3)  // gate open again but not released: no repeat
+        #expect(s.summary == ["smile:began@0", "smile:ended@2"])
+        s.feed([(.mouthSmileLeft, 0.0)])
+        s.feed([(.mouthSmileLeft, 0.9)])
+        #expect(s.summary.last == "smile:began@9")
+    }
+
+    @Test func resetEndsHeldRows() {
+        var s = Script([AnalyzerRow(event: "mouthOpen", value: jaw, enter: 0.5, exit: 0.3)])
+        s.feed([(.jawOpen, 0.9)], times: 3)
+        s.table.reset(frame: FrameInfo(index: 3, time: 0.1, monotonicNanoseconds: 0), into: &s.events)
+        #expect(s.summary == ["mouthOpen:began@0", "mouthOpen:ended@3"])
+    }
+
+    @Test func defaultTableIsValid() {
+        for row in AnalyzerRow.defaultTable { #expect(row.validate().isEmpty) }
+        let bad = AnalyzerRow(event: "x", value: jaw, enter: 0.3, exit: 0.5, minDuration: 1, maxDuration: 0.5)
+        #expect(bad.validate().count == 2)
+    }
+}

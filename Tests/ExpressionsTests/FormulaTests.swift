@@ -1,0 +1,43 @@
+import Expressions
+import Testing
+import WinkCore
+
+struct FormulaTests {
+    func coefficients(_ pairs: [(BlendShape, Float)]) -> BlendShapeCoefficients {
+        var c = BlendShapeCoefficients()
+        for (s, v) in pairs { c[s] = v }
+        return c
+    }
+
+    @Test func evaluatesWinkFormula() throws {
+        let f = try Formula(parsing: "min(eyeBlinkLeft, 1 - eyeBlinkRight)")
+        #expect(f.evaluate(coefficients([(.eyeBlinkLeft, 0.9), (.eyeBlinkRight, 0.1)])) == 0.9)
+        #expect(abs(f.evaluate(coefficients([(.eyeBlinkLeft, 0.9), (.eyeBlinkRight, 0.8)])) - 0.2) < 1e-6)
+        #expect(f.inputs == [.eyeBlinkLeft, .eyeBlinkRight])
+    }
+
+    @Test func precedenceAndClamping() throws {
+        let c = coefficients([(.mouthSmileLeft, 0.6), (.mouthSmileRight, 0.2)])
+        #expect(abs(try Formula(parsing: "(mouthSmileLeft + mouthSmileRight) / 2").evaluate(c) - 0.4) < 1e-6)
+        #expect(abs(try Formula(parsing: "mouthSmileLeft + mouthSmileRight / 2").evaluate(c) - 0.7) < 1e-6)
+        #expect(try Formula(parsing: "3 * mouthSmileLeft").evaluate(c) == 1)  // clamped
+        #expect(try Formula(parsing: "-mouthSmileLeft").evaluate(c) == 0)
+        #expect(abs(try Formula(parsing: "abs(mouthSmileRight - mouthSmileLeft)").evaluate(c) - 0.4) < 1e-6)
+        #expect(try Formula(parsing: "jawOpen / 0").evaluate(c) == 0)
+    }
+
+    @Test func rejectsUnknownNamesAndBadSyntax() {
+        #expect(throws: Formula.ParseError.self) { try Formula(parsing: "eyeBlinkMiddle") }
+        #expect(throws: Formula.ParseError.self) { try Formula(parsing: "min(jawOpen") }
+        #expect(throws: Formula.ParseError.self) { try Formula(parsing: "jawOpen jawOpen") }
+        #expect(throws: Formula.ParseError.self) { try Formula(parsing: "sqrt(jawOpen)") }
+        #expect(throws: Formula.ParseError.self) { try Formula(parsing: "") }
+        do {
+            _ = try Formula(parsing: "jawOpen + smile")
+            Issue.record("expected an error")
+        } catch let e as Formula.ParseError {
+            #expect(e.position == 10)
+            #expect(e.message.contains("unknown coefficient 'smile'"))
+        } catch { Issue.record("wrong error \(error)") }
+    }
+}
