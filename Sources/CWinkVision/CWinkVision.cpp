@@ -72,26 +72,41 @@ float median_in(const cv::Mat &img, int x0, int y0, int x1, int y1) {
     return 255;
 }
 
-// The darkest row mean over the middle third (in x) of the eye's landmark box, rows within the box
-// widened by 15% of the eye width above and below.
-float darkest_row(const cv::Mat &img, const float *xy, int first) {
-    float minx = 1e9f, maxx = -1e9f, miny = 1e9f, maxy = -1e9f;
+// The darkest row of an eye, measured in the eye's own frame so that head roll and face size do not
+// change it: the eye region is resampled (warpAffine, bilinear) into a 48x32 patch whose x axis runs
+// along the face's eye line (landmarks 36->45) and spans the eye's width (corner to corner), and whose
+// y axis spans 2/3 of that width about the eye's centre. The mean of the middle third of columns is taken
+// for each row between the highest and lowest eye landmark widened by 15% of the eye width, and the
+// darkest such row is returned (grey level). -1 if the eye is degenerate.
+float darkest_row(const cv::Mat &img, const float *xy, int first, cv::Mat &patch) {
+    const int W = 48, H = 32;
+    const float ax = xy[2 * 45] - xy[2 * 36], ay = xy[2 * 45 + 1] - xy[2 * 36 + 1];
+    const float an = std::sqrt(ax * ax + ay * ay);
+    const float w = distance(xy, first, first + 3);
+    if (an < 1e-3f || w < 2) return -1;
+    const float ux = ax / an, uy = ay / an;  // along the eye line; (-uy, ux) points down the face
+    float cx = 0, cy = 0;
+    for (int i = first; i < first + 6; i++) { cx += xy[2 * i]; cy += xy[2 * i + 1]; }
+    cx /= 6; cy /= 6;
+    const float sx = w / W, sy = 0.667f * w / H;  // image pixels per patch pixel
+    // patch (px, py) -> image: c + (px - W/2 + 0.5) sx u + (py - H/2 + 0.5) sy v, with v = (-uy, ux)
+    cv::Matx23f m(ux * sx, -uy * sy, cx - (W / 2.0f - 0.5f) * ux * sx + (H / 2.0f - 0.5f) * uy * sy,
+                  uy * sx, ux * sy, cy - (W / 2.0f - 0.5f) * uy * sx - (H / 2.0f - 0.5f) * ux * sy);
+    cv::warpAffine(img, patch, m, cv::Size(W, H), cv::INTER_LINEAR | cv::WARP_INVERSE_MAP, cv::BORDER_REPLICATE);
+    float lo = 1e9f, hi = -1e9f;
     for (int i = first; i < first + 6; i++) {
-        minx = std::min(minx, xy[2 * i]); maxx = std::max(maxx, xy[2 * i]);
-        miny = std::min(miny, xy[2 * i + 1]); maxy = std::max(maxy, xy[2 * i + 1]);
+        float d = (xy[2 * i] - cx) * -uy + (xy[2 * i + 1] - cy) * ux;  // down-the-face offset
+        lo = std::min(lo, d); hi = std::max(hi, d);
     }
-    float w = maxx - minx;
-    int x0 = static_cast<int>(std::lround(minx + w / 3)), x1 = static_cast<int>(std::lround(maxx - w / 3));
-    int y0 = static_cast<int>(std::lround(miny - 0.15f * w)), y1 = static_cast<int>(std::lround(maxy + 0.15f * w));
-    x0 = std::max(0, x0); y0 = std::max(0, y0);
-    x1 = std::min(img.cols, std::max(x1, x0 + 1)); y1 = std::min(img.rows, std::max(y1, y0 + 1));
-    if (x1 <= x0 || y1 <= y0) return -1;
+    int r0 = std::max(0, static_cast<int>(std::floor((lo - 0.15f * w) / sy + H / 2.0f)));
+    int r1 = std::min(H, static_cast<int>(std::ceil((hi + 0.15f * w) / sy + H / 2.0f)) + 1);
+    if (r1 <= r0) return -1;
     float best = 1e9f;
-    for (int y = y0; y < y1; y++) {
-        const uint8_t *row = img.ptr<uint8_t>(y);
+    for (int y = r0; y < r1; y++) {
+        const uint8_t *row = patch.ptr<uint8_t>(y);
         uint32_t sum = 0;
-        for (int x = x0; x < x1; x++) sum += row[x];
-        best = std::min(best, static_cast<float>(sum) / static_cast<float>(x1 - x0));
+        for (int x = W / 3; x < 2 * W / 3; x++) sum += row[x];
+        best = std::min(best, static_cast<float>(sum) / static_cast<float>(W / 3));
     }
     return best;
 }
@@ -288,11 +303,12 @@ wv_status wv_measure_face(const uint8_t *gray, int width, int height, int stride
         }
         float median = median_in(img, x0, y0, x1, y1);
         out->median_brightness = median;
+        cv::Mat patch;
         for (int eye = 0; eye < 2; eye++) {
             int first = eye == 0 ? 36 : 42;
             wv_eye_measure &m = eye == 0 ? out->right_eye : out->left_eye;
             m.aspect_ratio = eye_aspect_ratio(xy, first);
-            float dark = darkest_row(img, xy, first);
+            float dark = darkest_row(img, xy, first, patch);
             m.iris_contrast = (median > 0 && dark >= 0) ? std::clamp((median - dark) / median, 0.0f, 1.0f) : 0.0f;
         }
         float minx = 1e9f, maxx = -1e9f, miny = 1e9f, maxy = -1e9f;

@@ -9,10 +9,10 @@ public struct CoefficientModel: Sendable, Equatable, Codable {
     /// Change of the eye aspect ratio, as a fraction of its neutral, that counts as fully closed.
     public var eyeAspectClosing: Float = 0.45
     /// Drop of the iris contrast below neutral that counts as fully closed.
-    public var irisClosing: Float = 0.25
+    public var irisClosing: Float = 0.22
     /// Weight of the pixel evidence (iris contrast) against the geometry (eye aspect ratio) in eye
     /// openness, 0...1.
-    public var irisWeight: Float = 0.6
+    public var irisWeight: Float = 0.85
     /// Rise of the eye aspect ratio, as a fraction of neutral, for `eyeWide` = 1.
     public var eyeWidening: Float = 0.35
     /// Growth of the nose-to-chin distance (per interocular distance) for `jawOpen` = 1.

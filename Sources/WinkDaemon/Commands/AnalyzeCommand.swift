@@ -8,17 +8,26 @@ import WinkCore
 /// the event lines (NDJSON) to stdout.
 enum AnalyzeCommand {
     static let command = WinkctlMain.Command(
-        synopsis: "analyze FILE [--config FILE] [--model FILE] [--mirrored] [--coefficients] [--measures]",
+        synopsis: "analyze FILE [--config FILE] [--model FILE] [--mirrored] [--coefficients] [--measures] "
+            + "[--flip] [--rotate DEG] [--scale S] [--gain G] [--noise SIGMA]",
         run: run)
 
     static func run(_ args: inout Arguments) throws -> ExitCode {
         let options = try CommonOptions(&args)
         let withCoefficients = args.flag("--coefficients")
         let withMeasures = args.flag("--measures")
+        var transform = FrameTransform()
+        transform.flip = args.flag("--flip")
+        transform.degrees = try args.number("--rotate", in: -180.0...180.0) ?? 0
+        transform.scale = try args.number("--scale", in: 0.05...4.0) ?? 1
+        transform.gain = try args.number("--gain", in: 0.0...4.0) ?? 1
+        transform.noise = try args.number("--noise", in: 0.0...64.0) ?? 0
+        transform.resizeFrame = transform.degrees == 0
         guard let file = args.positional() else { throw UsageError("analyze: which file? usage: winkctl \(command.synopsis)") }
         try args.finish()
 
-        let source = try openMediaFile(path: file)
+        var source = try openMediaFile(path: file)
+        if transform != FrameTransform(resizeFrame: transform.resizeFrame) { source = TransformedSource(source, transform) }
         let pipeline = try options.makePipeline()
         let out = LineWriter()
         let encoder = LineEncoder()
