@@ -97,6 +97,10 @@ public final class V4L2Camera: FrameSource {
         do {
             fd = try retryingOnInterrupt { () throws(SyscallError) in try syscalls.open(path) }
         } catch {
+            // libv4l2's open queries the capabilities itself and fails with ENOTTY on a non-V4L2 file.
+            if error.errno == ENOTTY {
+                throw CaptureError(.unsupported, source: path, reason: "not a V4L2 device")
+            }
             throw Self.error(error, path: path, during: "open")
         }
         do {

@@ -31,6 +31,11 @@ public struct V4L2DeviceList: Sendable {
     public var devices: [V4L2DeviceDescription]
     /// Nodes that could not be opened or queried (e.g. no permission), each a one-line error.
     public var problems: [CaptureError]
+
+    public init(devices: [V4L2DeviceDescription], problems: [CaptureError] = []) {
+        self.devices = devices
+        self.problems = problems
+    }
 }
 
 /// Finds V4L2 capture devices under `/dev` and maps them to their stable `/dev/v4l/by-id` names.
