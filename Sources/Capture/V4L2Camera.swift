@@ -261,16 +261,19 @@ public final class V4L2Camera: FrameSource {
             try startStreaming(color: buffer.wantsColor)
         }
         let deadline = clock.nanoseconds() + UInt64(max(0, settings.timeout) * 1e9)
+        let timedOut = CaptureError(.timeout, source: name,
+                                    reason: "no frame within \(settings.timeout) s (\(capability.card))")
+        var first = true
         while true {
             let now = clock.nanoseconds()
+            // Spurious wake-ups (poll ready, DQBUF EAGAIN) must not outlast the deadline.
+            if !first && now >= deadline { throw timedOut }
+            first = false
             let remaining = deadline > now ? Int32(min(Double(Int32.max), Double(deadline - now) / 1e6).rounded(.up)) : 0
             let ready = try ioctl("poll") { () throws(SyscallError) in
                 try syscalls.poll(fd, timeoutMilliseconds: remaining)
             }
-            guard ready else {
-                throw CaptureError(.timeout, source: name,
-                                   reason: "no frame within \(settings.timeout) s (\(capability.card))")
-            }
+            guard ready else { throw timedOut }
             let dequeued: V4L2DequeuedBuffer
             do {
                 dequeued = try ioctl("VIDIOC_DQBUF") { () throws(SyscallError) in try syscalls.dequeueBuffer(fd) }

@@ -222,8 +222,12 @@ final class FakeV4L2Device: V4L2Syscalls {
         mapped.remove(address)
     }
 
+    /// Runs at every poll, e.g. to move a `ManualClock`.
+    var onPoll: ((Int32) -> Void)?
+
     func poll(_ fd: Int32, timeoutMilliseconds: Int32) throws(SyscallError) -> Bool {
         pollCount += 1
+        onPoll?(timeoutMilliseconds)
         return pollScript.isEmpty ? true : pollScript.removeFirst()
     }
 }

@@ -143,6 +143,20 @@ struct V4L2CameraTests {
         #expect(error.description == "/dev/video0: no frame within 2.0 s (Fake Cam)")
     }
 
+    @Test func endlessEagainEndsInTimeoutAtTheDeadline() throws {
+        let fake = FakeV4L2Device(formats: Self.vga)
+        let clock = ManualClock(nanoseconds: Self.second)
+        var timeouts: [Int32] = []
+        fake.onPoll = { timeout in
+            timeouts.append(timeout)
+            clock.advance(seconds: 0.5)
+        }
+        let camera = try V4L2Camera(path: "/dev/video0", settings: .init(timeout: 2), syscalls: fake, clock: clock)
+        let error = try #require(throws: CaptureError.self) { try camera.read(into: PixelBuffer()) }
+        #expect(error.code == .timeout)
+        #expect(timeouts == [2000, 1500, 1000, 500])
+    }
+
     @Test func corruptBuffersAreDroppedAndCounted() throws {
         let fake = FakeV4L2Device(formats: Self.vga)
         fake.script = [

@@ -14,7 +14,7 @@ final class FakeDevDirectory {
         let byID = "\(root)/v4l/by-id"
         try FileManager.default.createDirectory(atPath: byID, withIntermediateDirectories: true)
         for node in ["video0", "video1", "video2", "video10", "vbi0"] {
-            FileManager.default.createFile(atPath: "\(root)/\(node)", contents: nil)
+            _ = FileManager.default.createFile(atPath: "\(root)/\(node)", contents: nil)
         }
         stableName = "\(byID)/usb-Fake_Cam_123-video-index0"
         try FileManager.default.createSymbolicLink(atPath: stableName, withDestinationPath: "../../video0")
