@@ -12,6 +12,7 @@ public enum WinkctlMain {
     static let commands: [(name: String, command: Command)] = [
         ("analyze", AnalyzeCommand.command),
         ("evaluate", EvaluateCommand.command),
+        ("cameras", CamerasCommand.command),
     ]
 
     static var usage: String {

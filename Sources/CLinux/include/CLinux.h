@@ -31,9 +31,28 @@ extern const unsigned long CLinux_VIDIOC_DQBUF;
 extern const unsigned long CLinux_VIDIOC_STREAMON;
 extern const unsigned long CLinux_VIDIOC_STREAMOFF;
 
+/// V4L2_PIX_FMT_* FourCC codes (the v4l2_fourcc() macro does not import into Swift).
+extern const uint32_t CLinux_V4L2_PIX_FMT_GREY;
+extern const uint32_t CLinux_V4L2_PIX_FMT_YUYV;
+extern const uint32_t CLinux_V4L2_PIX_FMT_MJPEG;
+extern const uint32_t CLinux_V4L2_PIX_FMT_YUV420;
+extern const uint32_t CLinux_V4L2_PIX_FMT_BGR24;
+extern const uint32_t CLinux_V4L2_PIX_FMT_RGB24;
+
+/// v4l2_open(3) without the variadic mode argument (variadic C functions do not import into Swift).
+/// Returns the descriptor, or -1 with errno set.
+int CLinux_v4l2_open(const char *path, int flags);
+/// v4l2_ioctl(3) with a pointer argument (variadic C functions do not import into Swift).
+/// Returns 0 (or a non-negative value), or -1 with errno set.
+int CLinux_v4l2_ioctl(int fd, unsigned long request, void *argument);
+
 _Static_assert(sizeof(struct v4l2_capability) == 104, "struct v4l2_capability layout");
 _Static_assert(sizeof(struct v4l2_fmtdesc) == 64, "struct v4l2_fmtdesc layout");
 _Static_assert(sizeof(struct v4l2_format) == 208, "struct v4l2_format layout");
 _Static_assert(sizeof(struct v4l2_buffer) == 88, "struct v4l2_buffer layout (64-bit)");
+_Static_assert(sizeof(struct v4l2_frmsizeenum) == 44, "struct v4l2_frmsizeenum layout");
+_Static_assert(sizeof(struct v4l2_frmivalenum) == 52, "struct v4l2_frmivalenum layout");
+_Static_assert(sizeof(struct v4l2_requestbuffers) == 20, "struct v4l2_requestbuffers layout");
+_Static_assert(sizeof(struct v4l2_streamparm) == 204, "struct v4l2_streamparm layout");
 
 #endif

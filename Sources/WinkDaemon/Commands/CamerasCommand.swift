@@ -1,0 +1,16 @@
+import Capture
+import Foundation
+import WinkCore
+
+/// `winkctl cameras`: lists the V4L2 capture devices with their formats, sizes and frame rates.
+/// Prints "no V4L2 capture devices found" and exits 0 when there are none.
+enum CamerasCommand {
+    static let command = WinkctlMain.Command(synopsis: "cameras", run: run)
+
+    static func run(_ args: inout Arguments) throws -> ExitCode {
+        try args.finish()
+        let text = V4L2Discovery.listing(V4L2Discovery.captureDevices())
+        FileHandle.standardOutput.write(Data(text.utf8))
+        return .ok
+    }
+}
