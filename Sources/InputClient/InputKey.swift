@@ -43,5 +43,6 @@ public enum LinuxInputCode {
     public static let synReport = UInt16(SYN_REPORT)
     /// `REL_X`, `REL_Y`: relative pointer motion; with the buttons they make the device a mouse.
     public static let relX = UInt16(REL_X)
+    /// `REL_Y`: vertical relative motion.
     public static let relY = UInt16(REL_Y)
 }

@@ -22,6 +22,7 @@ public enum ConnectionEnd: Equatable, Sendable {
 /// Event time between lines is estimated as the last event's `time` plus the `clock` time since that
 /// line arrived. Not thread-safe: run it on one thread.
 public final class InputSession {
+    /// The engine the session feeds; its injector receives every action.
     public let engine: MappingEngine
     private let connector: EventLineConnector
     private let clock: MonotonicClock

@@ -22,6 +22,7 @@ import WinkCore
 ///
 /// Not thread-safe: drive it from one thread.
 public final class MappingEngine {
+    /// The validated map this engine runs.
     public let map: InputMap
     private let injector: Injector
 
