@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "CWinkOverlay", cxxSettings: cxxOptimise, linkerSettings: openCV + [.linkedLibrary("stdc++")]),
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("v4l2")]),
         .target(name: "CWinkSocket", cSettings: [.define("_GNU_SOURCE")]),
+        .target(name: "CEvdev", cSettings: [.unsafeFlags(["-I/usr/include/libevdev-1.0"])],
+                linkerSettings: [.linkedLibrary("evdev")]),
 
         // MARK: Swift modules, bottom to top
         .target(name: "WinkCore"),
@@ -47,8 +49,10 @@ let package = Package(
         .target(name: "Expressions", dependencies: ["WinkCore"]),
         .target(name: "EventServer", dependencies: ["WinkCore", "CWinkSocket"]),
         .target(name: "Overlay", dependencies: ["WinkCore", "CWinkOverlay"]),
+        .target(name: "InputClient", dependencies: ["WinkCore", "CEvdev"]),
         .target(name: "WinkDaemon",
-                dependencies: ["WinkCore", "Capture", "FaceTracking", "Expressions", "EventServer", "Overlay"]),
+                dependencies: ["WinkCore", "Capture", "FaceTracking", "Expressions", "EventServer", "Overlay",
+                               "InputClient"]),
         .executableTarget(name: "winkd", dependencies: ["WinkDaemon"]),
         .executableTarget(name: "winkctl", dependencies: ["WinkDaemon"]),
 
@@ -61,6 +65,7 @@ let package = Package(
         .testTarget(name: "OverlayTests", dependencies: ["Overlay"]),
         .testTarget(name: "WinkDaemonTests", dependencies: ["WinkDaemon"]),
         .testTarget(name: "EndToEndTests", dependencies: ["WinkCore"]),
+        .testTarget(name: "InputClientTests", dependencies: ["InputClient", "WinkCore"], exclude: ["Resources"]),
     ],
     swiftLanguageModes: [.v5],
     cxxLanguageStandard: .cxx17

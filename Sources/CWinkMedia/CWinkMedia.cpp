@@ -7,6 +7,7 @@
 #include <opencv2/videoio.hpp>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -83,6 +84,10 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
     *out = nullptr;
     wm_status st = check_file(path, message, message_len);
     if (st != WM_OK) return st;
+    // FFmpeg logs decoder complaints to stderr on its own; winkd reports one line itself. OpenCV reads this
+    // variable when its FFmpeg backend first starts (-8 = AV_LOG_QUIET); a value set by the user wins.
+    static const bool quiet = (setenv("OPENCV_FFMPEG_LOGLEVEL", "-8", 0), true);
+    (void)quiet;
     try {
         auto v = new wm_video();
         if (!v->capture.open(path, cv::CAP_FFMPEG) || !v->capture.read(v->frame) || v->frame.empty()) {

@@ -13,6 +13,7 @@ public enum WinkctlMain {
         ("analyze", AnalyzeCommand.command),
         ("evaluate", EvaluateCommand.command),
         ("cameras", CamerasCommand.command),
+        ("input", InputCommand.command),
     ]
 
     static var usage: String {

@@ -1,0 +1,59 @@
+import Foundation
+
+/// Where the mapping engine's actions go: the uinput device, `--dry-run`'s printout, or a test recorder.
+///
+/// The engine calls these from one thread only; implementations need not be thread-safe.
+public protocol Injector: AnyObject {
+    /// Puts the key or button down.
+    func press(_ key: InputKey)
+    /// Lets the key or button up.
+    func release(_ key: InputKey)
+    /// Starts a program (argv[0] looked up in `PATH`) without a shell and without waiting for it.
+    func run(_ command: [String])
+}
+
+/// `--dry-run`: prints each action on its own line (`press KEY_LEFT`, `release KEY_LEFT`,
+/// `run notify-send hi`) instead of injecting it. Runs nothing.
+public final class PrintingInjector: Injector {
+    private let write: (String) -> Void
+
+    /// - Parameter write: receives each line without its newline; defaults to stdout, flushed per line.
+    public init(write: @escaping (String) -> Void = PrintingInjector.standardOutput) {
+        self.write = write
+    }
+
+    public func press(_ key: InputKey) { write("press \(key.name)") }
+    public func release(_ key: InputKey) { write("release \(key.name)") }
+    public func run(_ command: [String]) { write("run " + command.joined(separator: " ")) }
+
+    /// Writes the line and a newline to stdout at once, so a pipe sees each action as it happens.
+    public static func standardOutput(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
+
+/// Starts programs with `posix_spawnp(3)` (no shell) and reaps them without blocking.
+public struct CommandSpawner: Sendable {
+    public init() {}
+
+    /// Starts `command[0]` (searched in `PATH`) with the arguments, inheriting stdin/stdout/stderr and the
+    /// environment, and returns its process id.
+    /// - Throws: `POSIXError` with the errno posix_spawnp returned (ENOENT for an unknown program).
+    @discardableResult
+    public func spawn(_ command: [String]) throws -> pid_t {
+        reapFinished()
+        var cArgs: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) }
+        cArgs.append(nil)
+        defer { for arg in cArgs { free(arg) } }
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, command[0], nil, nil, cArgs, environ)
+        guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
+        return pid
+    }
+
+    /// Collects every finished child (`waitpid(-1, WNOHANG)`), so spawned commands leave no zombies.
+    public func reapFinished() {
+        var status: Int32 = 0
+        while waitpid(-1, &status, WNOHANG) > 0 {}
+    }
+}

@@ -1,0 +1,257 @@
+import Foundation
+
+/// A JSON value as written, so validation can name the key and the type it found.
+enum JSONValue: Decodable, Equatable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Double.self) { self = .number(value) }
+        else if let value = try? container.decode(String.self) { self = .string(value) }
+        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
+        else { self = .object(try container.decode([String: JSONValue].self)) }
+    }
+
+    var kind: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
+
+extension InputMap {
+    /// Default `within` of a sequence, seconds.
+    public static let defaultWithin = 0.6
+    /// Default `interval` of `repeat`, milliseconds.
+    public static let defaultRepeatIntervalMilliseconds = 250.0
+
+    /// Reads and validates a map file.
+    /// - Throws: `InputError` `.mapUnreadable` (exit 66) when the file cannot be read; `.invalidMap`
+    ///   (exit 78) with every problem found, one line each naming the key.
+    public static func load(path: String) throws -> InputMap {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the input map" : "no such input map"
+            throw InputError(.mapUnreadable, path: path, reason: reason)
+        }
+        return try parse(data, path: path)
+    }
+
+    /// Validates a map from JSON bytes; `path` only names the source in errors.
+    /// - Throws: `InputError.invalidMap` listing every problem.
+    public static func parse(_ data: Data, path: String = "<map>") throws -> InputMap {
+        let root: JSONValue
+        do {
+            root = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw InputError(.invalidMap(problems: ["not valid JSON"]), path: path, reason: "not valid JSON")
+        }
+        var problems: [String] = []
+        let map = parse(root, problems: &problems)
+        guard problems.isEmpty, let map else {
+            throw InputError(.invalidMap(problems: problems), path: path, reason: problems.first ?? "invalid")
+        }
+        return map
+    }
+
+    static func parse(_ root: JSONValue, problems: inout [String]) -> InputMap? {
+        guard case .object(let top) = root else {
+            problems.append("the map must be a JSON object with \"mappings\", found \(root.kind)")
+            return nil
+        }
+        for key in top.keys.sorted() where !["mappings", "safeStart"].contains(key) {
+            problems.append("\(key): unknown key (expected \"mappings\", \"safeStart\")")
+        }
+        let safeStart = seconds(top["safeStart"], key: "safeStart", default: 1.0, problems: &problems)
+        guard let list = top["mappings"] else {
+            problems.append("mappings: missing")
+            return nil
+        }
+        guard case .array(let items) = list else {
+            problems.append("mappings: expected an array, found \(list.kind)")
+            return nil
+        }
+        if items.isEmpty { problems.append("mappings: empty, nothing to do") }
+        var mappings: [Mapping] = []
+        for (index, item) in items.enumerated() {
+            if let mapping = parseMapping(item, at: "mappings[\(index)]", problems: &problems) {
+                mappings.append(mapping)
+            }
+        }
+        return InputMap(mappings: mappings, safeStart: safeStart ?? 1.0)
+    }
+
+    static let mappingKeys: Set<String> = ["event", "action", "mode", "minHold", "cooldown", "within", "interval"]
+
+    static func parseMapping(_ value: JSONValue, at where_: String, problems: inout [String]) -> Mapping? {
+        guard case .object(let object) = value else {
+            problems.append("\(where_): expected an object, found \(value.kind)")
+            return nil
+        }
+        let before = problems.count
+        for key in object.keys.sorted() where !mappingKeys.contains(key) {
+            problems.append("\(where_).\(key): unknown key")
+        }
+        let trigger = parseTrigger(object, at: where_, problems: &problems)
+        let action = parseAction(object["action"], at: "\(where_).action", problems: &problems)
+        let minHold = seconds(object["minHold"], key: "\(where_).minHold", default: 0, problems: &problems)
+        let cooldown = seconds(object["cooldown"], key: "\(where_).cooldown", default: 0, problems: &problems)
+
+        var mode: Mode?
+        switch object["mode"] {
+        case nil, .string("press")?: mode = .press
+        case .string("hold")?: mode = .hold
+        case .string("toggle")?: mode = .toggle
+        case .string("repeat")?:
+            let interval = number(object["interval"], key: "\(where_).interval", problems: &problems)
+                ?? defaultRepeatIntervalMilliseconds
+            if interval <= 0 { problems.append("\(where_).interval: must be more than 0 milliseconds, got \(interval)") }
+            mode = .repeat(interval: interval / 1000)
+        case .string(let other)?:
+            problems.append("\(where_).mode: unknown mode '\(other)' (expected press, hold, toggle, repeat)")
+        case let other?:
+            problems.append("\(where_).mode: expected a string, found \(other.kind)")
+        }
+        if object["interval"] != nil, case .string(let m)? = object["mode"], m != "repeat" {
+            problems.append("\(where_).interval: only for mode \"repeat\"")
+        } else if object["interval"] != nil, object["mode"] == nil {
+            problems.append("\(where_).interval: only for mode \"repeat\"")
+        }
+        if let action, let mode {
+            switch action {
+            case .command, .pause:
+                if mode != .press {
+                    problems.append("\(where_).mode: a \(action == .pause ? "pause" : "command") action only takes mode \"press\"")
+                }
+            case .key, .button: break
+            }
+        }
+        guard problems.count == before, let trigger, let action, let mode else { return nil }
+        return Mapping(trigger: trigger, action: action, mode: mode, minHold: minHold ?? 0, cooldown: cooldown ?? 0)
+    }
+
+    static func parseTrigger(_ object: [String: JSONValue], at where_: String, problems: inout [String]) -> Trigger? {
+        let key = "\(where_).event"
+        guard let value = object["event"] else {
+            problems.append("\(key): missing")
+            return nil
+        }
+        guard case .string(let text) = value else {
+            problems.append("\(key): expected a string, found \(value.kind)")
+            return nil
+        }
+        let within = seconds(object["within"], key: "\(where_).within", default: defaultWithin, problems: &problems)
+        let isName: (String) -> Bool = { name in
+            !name.isEmpty && name.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "_" }
+        }
+        let hasComma = text.contains(","), hasPlus = text.contains("+")
+        if hasComma && hasPlus {
+            problems.append("\(key): '\(text)' mixes a chord ('+') and a sequence (','); use one")
+            return nil
+        }
+        let parts = text.split(separator: hasComma ? "," : "+", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        guard parts.allSatisfy(isName) else {
+            problems.append("\(key): '\(text)' is not an event name, a chord 'a+b' or a sequence 'a,b'")
+            return nil
+        }
+        if !hasComma, object["within"] != nil {
+            problems.append("\(where_).within: only for sequences ('blink,blink')")
+        }
+        if let within, within <= 0 { problems.append("\(where_).within: must be more than 0 seconds") }
+        if hasComma { return .sequence(parts, within: within ?? defaultWithin) }
+        if hasPlus {
+            if Set(parts).count != parts.count { problems.append("\(key): '\(text)' names an event twice in a chord") }
+            return .chord(parts)
+        }
+        return .event(text)
+    }
+
+    static func parseAction(_ value: JSONValue?, at key: String, problems: inout [String]) -> Action? {
+        guard let value else {
+            problems.append("\(key): missing")
+            return nil
+        }
+        guard case .object(let object) = value, object.count == 1, let (kind, argument) = object.first else {
+            problems.append("\(key): expected one of {\"key\": NAME}, {\"button\": NAME}, {\"command\": [ARGV]}, {\"pause\": true}")
+            return nil
+        }
+        switch kind {
+        case "key", "button":
+            guard case .string(let name) = argument else {
+                problems.append("\(key).\(kind): expected an input-event name, found \(argument.kind)")
+                return nil
+            }
+            guard let inputKey = InputKey(named: name) else {
+                problems.append("\(key).\(kind): unknown \(kind) name '\(name)' (names as in linux/input-event-codes.h, e.g. \(kind == "key" ? "KEY_ENTER" : "BTN_LEFT"))")
+                return nil
+            }
+            if kind == "button" {
+                guard name.hasPrefix("BTN_") else {
+                    problems.append("\(key).button: '\(name)' is not a button (BTN_...); use {\"key\": \"\(name)\"}")
+                    return nil
+                }
+                return .button(inputKey)
+            }
+            guard name.hasPrefix("KEY_") else {
+                problems.append("\(key).key: '\(name)' is not a key (KEY_...); use {\"button\": \"\(name)\"}")
+                return nil
+            }
+            return .key(inputKey)
+        case "command":
+            guard case .array(let items) = argument, !items.isEmpty else {
+                problems.append("\(key).command: expected a non-empty array of strings (program, arguments...)")
+                return nil
+            }
+            var argv: [String] = []
+            for item in items {
+                guard case .string(let text) = item, !text.contains("\0") else {
+                    problems.append("\(key).command: every element must be a string, found \(item.kind)")
+                    return nil
+                }
+                argv.append(text)
+            }
+            if argv[0].isEmpty { problems.append("\(key).command: the program name is empty"); return nil }
+            return .command(argv)
+        case "pause":
+            guard argument == .bool(true) else {
+                problems.append("\(key).pause: expected true")
+                return nil
+            }
+            return .pause
+        default:
+            problems.append("\(key).\(kind): unknown action (expected key, button, command, pause)")
+            return nil
+        }
+    }
+
+    static func number(_ value: JSONValue?, key: String, problems: inout [String]) -> Double? {
+        guard let value else { return nil }
+        guard case .number(let number) = value, number.isFinite else {
+            problems.append("\(key): expected a number, found \(value.kind)")
+            return nil
+        }
+        return number
+    }
+
+    static func seconds(_ value: JSONValue?, key: String, default fallback: Double, problems: inout [String]) -> Double? {
+        guard let value else { return fallback }
+        guard let number = number(value, key: key, problems: &problems) else { return nil }
+        guard number >= 0 else {
+            problems.append("\(key): must be 0 or more seconds, got \(number)")
+            return nil
+        }
+        return number
+    }
+}

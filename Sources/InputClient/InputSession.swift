@@ -1,0 +1,180 @@
+import Foundation
+import WinkCore
+
+/// How one connection to the event socket ended.
+public enum ConnectionEnd: Equatable, Sendable {
+    /// Nobody listened, or the path is unusable; the message names the path.
+    case connectFailed(String)
+    /// The first line was not a winkd `hello`.
+    case notWinkd(String)
+    /// The daemon said `bye` (with its reason).
+    case bye(String)
+    /// The connection closed (EOF) or broke.
+    case closed
+    /// `shouldStop` returned true (a signal).
+    case stopped
+}
+
+/// Drives a `MappingEngine` from the event socket: connect, read `hello`, subscribe to the map's events,
+/// feed event lines, tick event time between lines, and on any end of the stream let up every key
+/// before anything else. `run(reconnect: true)` then reconnects with backoff (0.5 s doubling to 5 s).
+///
+/// Event time between lines is estimated as the last event's `time` plus the `clock` time since that
+/// line arrived. Not thread-safe: run it on one thread.
+public final class InputSession {
+    /// The engine the session feeds; its injector receives every action.
+    public let engine: MappingEngine
+    private let connector: EventLineConnector
+    private let clock: MonotonicClock
+    private let sleep: (Double) -> Void
+    private let log: (String) -> Void
+    private let shouldStop: () -> Bool
+    private let decoder = JSONDecoder()
+
+    /// Seconds between ticks while no line arrives.
+    public var tickInterval = 0.02
+    /// Seconds to wait for `hello` after connecting.
+    public var helloTimeout = 5.0
+    /// First and largest reconnect delay, seconds.
+    public var backoff: (first: Double, max: Double) = (0.5, 5.0)
+
+    /// - Parameters:
+    ///   - sleep: waits the given seconds (the caller makes it return early on a stop request).
+    ///   - log: receives one line per notable happening (reconnects, daemon errors), without newline.
+    ///   - shouldStop: polled between lines; true ends the session (keys released).
+    public init(engine: MappingEngine, connector: EventLineConnector, clock: MonotonicClock = SystemClock(),
+                sleep: @escaping (Double) -> Void, log: @escaping (String) -> Void,
+                shouldStop: @escaping () -> Bool = { false }) {
+        self.engine = engine
+        self.connector = connector
+        self.clock = clock
+        self.sleep = sleep
+        self.log = log
+        self.shouldStop = shouldStop
+    }
+
+    /// Serves connections until stopped; with `reconnect` false, returns after the first connection ends.
+    /// Returns how the last connection ended.
+    @discardableResult
+    public func run(reconnect: Bool) -> ConnectionEnd {
+        var delay = backoff.first
+        while true {
+            let (end, greeted) = runOnce()
+            if !reconnect || end == .stopped || shouldStop() { return end }
+            if greeted { delay = backoff.first }
+            log("\(connector.path): \(Self.describe(end)); reconnecting in \(delay) s")
+            sleep(delay)
+            if shouldStop() { return .stopped }
+            delay = min(delay * 2, backoff.max)
+        }
+    }
+
+    /// One connection, start to end. Every held key is released before this returns.
+    /// - Returns: how it ended, and whether the daemon said hello.
+    public func runOnce() -> (end: ConnectionEnd, greeted: Bool) {
+        let connection: EventLineConnection
+        do {
+            connection = try connector.connect()
+        } catch {
+            engine.releaseAll()
+            return (.connectFailed("\(error)"), false)
+        }
+        defer {
+            engine.releaseAll()
+            connection.close()
+        }
+        do {
+            guard case .line(let first) = try connection.readLine(timeout: helloTimeout),
+                  let hello = try? decoder.decode(Hello.self, from: Data(first.utf8)),
+                  hello.type == "hello", (hello.protocol ?? "winkd") == "winkd" else {
+                return (.notWinkd("no winkd hello"), false)
+            }
+            try subscribe(connection, offered: hello.events)
+            return (try serve(connection), true)
+        } catch {
+            log("\(error)")
+            return (.closed, false)
+        }
+    }
+
+    private func subscribe(_ connection: EventLineConnection, offered: [String]?) throws {
+        var names = engine.map.eventNames
+        if let offered {
+            let missing = names.filter { !offered.contains($0) }
+            if !missing.isEmpty {
+                log("\(connector.path): the daemon does not offer \(missing.joined(separator: ", ")); those mappings cannot fire")
+            }
+            names = names.filter { offered.contains($0) }
+        }
+        let line = try LineEncoder().string(Subscribe(id: 1, events: names))
+        try connection.send(line)
+    }
+
+    private func serve(_ connection: EventLineConnection) throws -> ConnectionEnd {
+        var last: (time: Double, receivedNs: UInt64)?
+        while true {
+            if shouldStop() { return .stopped }
+            switch try connection.readLine(timeout: tickInterval) {
+            case .closed:
+                return .closed
+            case .timeout:
+                if let last {
+                    let elapsed = Double(clock.nanoseconds() &- last.receivedNs) / 1e9
+                    engine.tick(time: last.time + elapsed)
+                }
+            case .line(let text):
+                let data = Data(text.utf8)
+                guard let header = try? decoder.decode(Header.self, from: data) else {
+                    log("\(connector.path): ignoring a line that is not JSON")
+                    continue
+                }
+                switch header.type {
+                case "event":
+                    guard let event = try? decoder.decode(ExpressionEvent.self, from: data) else {
+                        log("\(connector.path): ignoring a malformed event line")
+                        continue
+                    }
+                    engine.handle(event)
+                    last = (event.time, clock.nanoseconds())
+                case "bye":
+                    return .bye(header.reason ?? "")
+                case "error":
+                    log("\(connector.path): daemon error: \(header.message ?? header.code ?? "?")")
+                default:
+                    continue
+                }
+            }
+        }
+    }
+
+    static func describe(_ end: ConnectionEnd) -> String {
+        switch end {
+        case .connectFailed(let message): "cannot connect (\(message))"
+        case .notWinkd(let message): "not a winkd socket (\(message))"
+        case .bye(let reason): "daemon said bye (\(reason))"
+        case .closed: "connection closed"
+        case .stopped: "stopped"
+        }
+    }
+
+    struct Hello: Decodable {
+        var type: String
+        var `protocol`: String?
+        var version: Int?
+        var events: [String]?
+    }
+
+    struct Header: Decodable {
+        var type: String
+        var reason: String?
+        var code: String?
+        var message: String?
+    }
+
+    struct Subscribe: Encodable {
+        var type = "subscribe"
+        var id: Int
+        var events: [String]
+        var coefficients = false
+    }
+}

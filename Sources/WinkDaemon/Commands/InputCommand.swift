@@ -1,0 +1,75 @@
+import Foundation
+import InputClient
+import WinkCore
+
+/// Set by SIGINT/SIGTERM/SIGHUP; the input session polls it between lines and lets every key up.
+private var inputStopRequested: sig_atomic_t = 0
+
+/// `winkctl input --map MAP.json [--socket PATH] [--dry-run] [--once]`: face gestures as keys, through a
+/// virtual uinput device, as a separate client of the event socket (the daemon needs no input rights).
+enum InputCommand {
+    static let command = WinkctlMain.Command(
+        synopsis: "input --map FILE [--socket PATH] [--dry-run] [--once]",
+        run: run)
+
+    static func run(_ args: inout Arguments) throws -> ExitCode {
+        guard let mapPath = try args.option("--map") else {
+            throw UsageError("input: which map? usage: winkctl \(command.synopsis)")
+        }
+        let socket = try args.option("--socket") ?? UnixSocketConnector.defaultPath()
+        let dryRun = args.flag("--dry-run")
+        let once = args.flag("--once")
+        try args.finish()
+
+        let map: InputMap
+        do {
+            map = try InputMap.load(path: mapPath)
+        } catch let error as InputError {
+            // One stderr line per problem, each with the program prefix.
+            for line in error.description.split(separator: "\n") { printError("winkctl: \(line)") }
+            return error.exitCode
+        }
+
+        let log: (String) -> Void = { printError("winkctl input: \($0)") }
+        let injector: Injector
+        var uinput: UinputInjector?
+        if dryRun {
+            injector = PrintingInjector()
+        } else {
+            let device = try UinputInjector(map: map, factory: LibevdevUinput(), log: log)
+            uinput = device
+            injector = device
+        }
+        defer { uinput?.close() }
+
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+            signal(signalNumber) { _ in inputStopRequested = 1 }
+        }
+        let stop = { inputStopRequested != 0 }
+        let session = InputSession(
+            engine: MappingEngine(map: map, injector: injector),
+            connector: UnixSocketConnector(path: socket),
+            sleep: { seconds in
+                var left = seconds
+                while left > 0, !stop() {
+                    usleep(useconds_t(min(left, 0.05) * 1e6))
+                    left -= 0.05
+                }
+            },
+            log: log,
+            shouldStop: stop)
+        return exitCode(for: session.run(reconnect: !once), path: socket)
+    }
+
+    /// `--once`: 0 when the daemon said bye or closed the stream; 69 when it could not be reached or was not
+    /// winkd. Without `--once` only a signal ends the session (exit 0).
+    static func exitCode(for end: ConnectionEnd, path: String) -> ExitCode {
+        switch end {
+        case .bye, .closed, .stopped:
+            return .ok
+        case .connectFailed(let message), .notWinkd(let message):
+            printError("winkctl: \(message.hasPrefix(path) ? message : "\(path): \(message)")")
+            return .unavailable
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+import WinkCore
+
+/// `winkctl analyze` as a user runs it: exit codes and one-line messages for bad input.
+@Suite(.serialized)
+struct AnalyzeCommandTests {
+    @Test func printsTheLabelledEventsForSingleFace() throws {
+        let r = try Binaries.run("winkctl", ["analyze", Binaries.fixture("video/single_face.mp4")])
+        #expect(r.status == 0, "\(r.stderr)")
+        let events = try r.stdoutLines.map { try JSONDecoder().decode(ExpressionEvent.self, from: Data($0.utf8)) }
+        let occurrences = events.filter(\.isOccurrence).map { "\($0.event)@\($0.frame)" }
+        #expect(occurrences.count == 3, "\(occurrences)")
+        #expect(events.first?.event == "faceFound" && events.first?.frame == 0)
+        let blink = try #require(events.first { $0.event == "blink" })
+        #expect((22...32).contains(blink.frame) && blink.phase == .occurred && blink.duration != nil)
+        let smile = try #require(events.first { $0.event == "smile" && $0.phase == .began })
+        #expect((16...71).contains(smile.frame))
+    }
+
+    @Test func missingFileExits66WithOneLine() throws {
+        let r = try Binaries.run("winkctl", ["analyze", "/nonexistent/clip.mp4"])
+        #expect(r.status == 66)
+        #expect(r.stderrLines == ["winkctl: /nonexistent/clip.mp4: no such file"])
+    }
+
+    @Test func textFileAsVideoExits65() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let file = dir.appendingPathComponent("notes.mp4")
+        try Data("this is not a video\n".utf8).write(to: file)
+        let r = try Binaries.run("winkctl", ["analyze", file.path])
+        #expect(r.status == 65)
+        #expect(r.stderrLines.count == 1 && r.stderr.contains(file.path), "\(r.stderr)")
+        let empty = dir.appendingPathComponent("empty.mov")
+        try Data().write(to: empty)
+        let e = try Binaries.run("winkctl", ["analyze", empty.path])
+        #expect(e.status == 65 && e.stderrLines.count == 1)
+        let directory = try Binaries.run("winkctl", ["analyze", dir.path])
+        #expect(directory.status == 66 && directory.stderrLines.count == 1)
+    }
+
+    @Test func usageErrorsExit64() throws {
+        #expect(try Binaries.run("winkctl", ["analyze"]).status == 64)
+        #expect(try Binaries.run("winkctl", ["analyze", "x.mp4", "--frobnicate"]).status == 64)
+        #expect(try Binaries.run("winkctl", ["nonsense"]).status == 64)
+    }
+}
+
+/// The model file is checked before any frame is read; every problem is exit 78 and one line.
+@Suite(.serialized)
+struct ModelFileTests {
+    func analyse(model: String) throws -> Binaries.Result {
+        try Binaries.run("winkctl", ["analyze", Binaries.fixture("images/dogs.jpg"), "--model", model])
+    }
+
+    @Test func missingModel() throws {
+        let r = try analyse(model: "/nonexistent/shape_predictor_68_face_landmarks.dat")
+        #expect(r.status == 78)
+        #expect(r.stderrLines == ["winkctl: /nonexistent/shape_predictor_68_face_landmarks.dat: model file does not exist"])
+    }
+
+    @Test func directoryTextAndCompressedModels() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let d = try analyse(model: dir.path)
+        #expect(d.status == 78 && d.stderrLines.count == 1 && d.stderr.contains("directory"))
+        let text = dir.appendingPathComponent("model.dat")
+        try Data("not a model at all, just some text\n".utf8).write(to: text)
+        let t = try analyse(model: text.path)
+        #expect(t.status == 78 && t.stderrLines.count == 1 && t.stderr.contains("not a dlib shape predictor"), "\(t.stderr)")
+        let bz2 = dir.appendingPathComponent("shape_predictor_68_face_landmarks.dat.bz2")
+        try Data([0x42, 0x5A, 0x68, 0x39, 0x31, 0x41, 0x59, 0x26, 0x53, 0x59]).write(to: bz2)
+        let b = try analyse(model: bz2.path)
+        #expect(b.status == 78 && b.stderrLines.count == 1 && b.stderr.contains("bzip2"), "\(b.stderr)")
+        let empty = dir.appendingPathComponent("empty.dat")
+        try Data().write(to: empty)
+        #expect(try analyse(model: empty.path).status == 78)
+    }
+
+    @Test func fivePointModelIsTheWrongModel() throws {
+        // A serialised dlib shape_predictor with 5 parts and no trees, written byte by byte in dlib's
+        // serialisation format (dlib/serialize.h pack_int; matrix dims negated; float = mantissa, exponent).
+        var bytes: [UInt8] = [0x01, 0x01]  // version 1
+        bytes += [0x81, 0x0A, 0x81, 0x01]  // initial_shape: -10 rows, -1 column
+        for _ in 0..<10 { bytes += [0x01, 0x00, 0x01, 0x00] }  // ten 0.0 floats
+        bytes += [0x01, 0x00, 0x01, 0x00, 0x01, 0x00]  // forests, anchor_idx, deltas: empty vectors
+        let file = try Binaries.temporaryDirectory().appendingPathComponent("shape_predictor_5_face_landmarks.dat")
+        try Data(bytes).write(to: file)
+        let r = try analyse(model: file.path)
+        #expect(r.status == 78)
+        #expect(r.stderrLines.count == 1 && r.stderr.contains("5 landmarks") && r.stderr.contains("68-point"), "\(r.stderr)")
+    }
+}

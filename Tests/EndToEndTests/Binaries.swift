@@ -1,0 +1,50 @@
+import Foundation
+
+/// Runs the built `winkd` / `winkctl` executables (they sit beside the test bundle in the build folder).
+enum Binaries {
+    static let directory: URL = {
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("winkctl").path) {
+            url.deleteLastPathComponent()
+        }
+        return url
+    }()
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let fixtures = repository.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
+    static func fixture(_ relative: String) -> String { fixtures.appendingPathComponent(relative).path }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
+        var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
+    }
+
+    /// Runs `program` with `arguments` to completion (stdout and stderr captured).
+    static func run(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        let p = Process()
+        p.executableURL = directory.appendingPathComponent(program)
+        p.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        p.environment = env
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                      stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    /// A fresh temporary directory.
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-e2e-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+@testable import InputClient
+import Testing
+import WinkCore
+
+/// A one-client Unix socket server on a temporary path: greets, records the client's first line, writes
+/// scripted lines, then closes.
+final class FakeEventServer: @unchecked Sendable {
+    let path: String
+    private let listener: Int32
+    private var thread: Thread?
+    private let done = DispatchSemaphore(value: 0)
+    private(set) var received = ""
+
+    init() throws {
+        path = "/tmp/winkin-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes); $0[bytes.count] = 0 }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0, listen(listener, 4) == 0 else { throw POSIXError(.EADDRINUSE) }
+    }
+
+    /// Serves one client in the background: hello, read one line, then `lines`.
+    func serve(hello: String, lines: [String]) {
+        let thread = Thread { [self] in
+            let client = accept(listener, nil, nil)
+            write(client, hello + "\n")
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = read(client, &buffer, buffer.count)
+            received = String(decoding: buffer[..<max(0, count)], as: UTF8.self)
+            for line in lines { write(client, line + "\n") }
+            close(client)
+            done.signal()
+        }
+        self.thread = thread
+        thread.start()
+    }
+
+    func wait() { done.wait() }
+
+    private func write(_ fd: Int32, _ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+    }
+
+    deinit {
+        close(listener)
+        unlink(path)
+    }
+}
+
+/// A connector that plays scripted connections: nil fails to connect, otherwise lines then EOF.
+final class ScriptedConnector: EventLineConnector {
+    let path = "/scripted.sock"
+    var script: [[LineRead]?]
+    var connects = 0
+    let clock: ManualClock
+
+    init(_ script: [[LineRead]?], clock: ManualClock) {
+        self.script = script
+        self.clock = clock
+    }
+
+    func connect() throws -> EventLineConnection {
+        connects += 1
+        guard !script.isEmpty, let lines = script.removeFirst() else {
+            throw InputError(.socket, path: path, reason: "no winkd listening")
+        }
+        return Connection(lines, clock: clock)
+    }
+
+    final class Connection: EventLineConnection {
+        var lines: [LineRead]
+        let clock: ManualClock
+        var sent: [String] = []
+        init(_ lines: [LineRead], clock: ManualClock) {
+            self.lines = lines
+            self.clock = clock
+        }
+        func readLine(timeout: Double) throws -> LineRead {
+            guard !lines.isEmpty else { return .closed }
+            let next = lines.removeFirst()
+            if next == .timeout { clock.advance(seconds: 0.1) }
+            return next
+        }
+        func send(_ line: String) throws { sent.append(line) }
+        func close() {}
+    }
+}
+
+struct InputSessionTests {
+    static let hello = #"{"type":"hello","protocol":"winkd","version":1,"events":["faceFound","faceLost","blink","winkLeft","winkRight","smile","mouthOpen"]}"#
+
+    static func ndjson(_ event: ExpressionEvent) -> String { try! LineEncoder().string(event) }
+
+    @Test func dryRunEndToEndOverAUnixSocket() throws {
+        let server = try FakeEventServer()
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Resources/single_face_wink_left.ndjson")
+        let recorded = try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map(String.init)
+        server.serve(hello: Self.hello, lines: recorded + [#"{"type":"bye","reason":"end_of_input"}"#])
+
+        let map = try InputMap.parse(Data("""
+            {"mappings": [{"event": "winkLeft", "action": {"key": "KEY_LEFT"}},
+                          {"event": "blink,blink", "action": {"key": "KEY_SPACE"}},
+                          {"event": "fooBar", "action": {"key": "KEY_F"}}]}
+            """.utf8))
+        let transcript = Transcript()
+        var logs: [String] = []
+        let session = InputSession(
+            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0) }),
+            connector: UnixSocketConnector(path: server.path), sleep: { _ in }, log: { logs.append($0) })
+        let end = session.run(reconnect: false)
+        server.wait()
+
+        #expect(end == .bye("end_of_input"))
+        #expect(transcript.lines == ["press KEY_LEFT", "release KEY_LEFT"])
+        struct Subscribe: Decodable, Equatable { var type: String; var id: Int; var events: [String]; var coefficients: Bool }
+        #expect(server.received.hasSuffix("\n") && server.received.filter { $0 == "\n" }.count == 1)
+        #expect(try JSONDecoder().decode(Subscribe.self, from: Data(server.received.utf8))
+            == Subscribe(type: "subscribe", id: 1, events: ["blink", "faceFound", "faceLost", "winkLeft"], coefficients: false))
+        #expect(logs == ["\(server.path): the daemon does not offer fooBar; those mappings cannot fire"])
+    }
+
+    @Test func heldKeyIsReleasedWhenTheDaemonGoesAway() throws {
+        let server = try FakeEventServer()
+        server.serve(hello: Self.hello, lines: [Self.ndjson(face(0)), Self.ndjson(began("mouthOpen", 1.5))])
+        let map = try InputMap.parse(Data(#"{"mappings": [{"event": "mouthOpen", "action": {"button": "BTN_LEFT"}, "mode": "hold"}]}"#.utf8))
+        let transcript = Transcript()
+        let session = InputSession(
+            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0) }),
+            connector: UnixSocketConnector(path: server.path), sleep: { _ in }, log: { _ in })
+        let end = session.run(reconnect: false)
+        server.wait()
+        #expect(end == .closed)
+        #expect(transcript.lines == ["press BTN_LEFT", "release BTN_LEFT"])
+    }
+
+    @Test func notWinkdIsReported() throws {
+        let server = try FakeEventServer()
+        server.serve(hello: "SSH-2.0-OpenSSH", lines: [])
+        let map = try InputMap.parse(Data(#"{"mappings": [{"event": "blink", "action": {"key": "KEY_B"}}]}"#.utf8))
+        let session = InputSession(engine: MappingEngine(map: map, injector: PrintingInjector { _ in }),
+                                   connector: UnixSocketConnector(path: server.path), sleep: { _ in }, log: { _ in })
+        session.helloTimeout = 2
+        #expect(session.run(reconnect: false) == .notWinkd("no winkd hello"))
+    }
+
+    @Test func ticksBetweenLinesFireMinHoldFromEventTime() throws {
+        let clock = ManualClock()
+        let lines: [LineRead] = [.line(Self.hello), .line(Self.ndjson(face(0))), .line(Self.ndjson(began("smile", 2)))]
+            + Array(repeating: .timeout, count: 9)
+        let connector = ScriptedConnector([lines], clock: clock)
+        let map = try InputMap.parse(Data(#"{"mappings": [{"event": "smile", "action": {"key": "KEY_ENTER"}, "minHold": 0.8}]}"#.utf8))
+        let transcript = Transcript()
+        let session = InputSession(engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0) }),
+                                   connector: connector, clock: clock, sleep: { _ in }, log: { _ in })
+        #expect(session.run(reconnect: false) == .closed)
+        #expect(transcript.lines == tap("KEY_ENTER")) // fired at ~2.8 s by ticks, before the stream closed
+    }
+
+    @Test func reconnectsWithBackoffDoublingToFiveSecondsAndResetsAfterAGreeting() throws {
+        let clock = ManualClock()
+        let connected: [LineRead] = [.line(Self.hello), .line(Self.ndjson(face(0))),
+                                     .line(Self.ndjson(began("mouthOpen", 2)))]
+        let connector = ScriptedConnector([nil, nil, connected, nil, nil, nil, nil, nil], clock: clock)
+        let map = try InputMap.parse(Data(#"{"mappings": [{"event": "mouthOpen", "action": {"key": "KEY_A"}, "mode": "hold"}]}"#.utf8))
+        let transcript = Transcript()
+        var sleeps: [Double] = []
+        var logs: [String] = []
+        let session = InputSession(engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0) }),
+                                   connector: connector, clock: clock, sleep: { sleeps.append($0) },
+                                   log: { logs.append($0) }, shouldStop: { sleeps.count >= 8 })
+        #expect(session.run(reconnect: true) == .stopped)
+        #expect(sleeps == [0.5, 1.0, 0.5, 1.0, 2.0, 4.0, 5.0, 5.0])
+        #expect(transcript.lines == ["press KEY_A", "release KEY_A"])
+        #expect(logs[2] == "/scripted.sock: connection closed; reconnecting in 0.5 s")
+    }
+
+    @Test func defaultSocketPathFollowsTheSpec() {
+        #expect(UnixSocketConnector.defaultPath(environment: ["WINK_SOCKET": "/a.sock", "XDG_RUNTIME_DIR": "/r"]) == "/a.sock")
+        #expect(UnixSocketConnector.defaultPath(environment: ["XDG_RUNTIME_DIR": "/run/user/7"]) == "/run/user/7/winkd/events.sock")
+        #expect(UnixSocketConnector.defaultPath(environment: [:]) == "/run/winkd/events.sock")
+    }
+}
