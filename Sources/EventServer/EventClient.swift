@@ -115,8 +115,11 @@ public final class EventClient {
     /// Sends one raw line (a newline is appended).
     /// - Throws: `EventServerError` `.system(errno:)` when the connection is closed.
     public func send(line: String) throws {
-        var bytes = Array(line.utf8)
-        bytes.append(0x0A)
+        try send(bytes: Array(line.utf8) + [0x0A])
+    }
+
+    /// Sends bytes as they are (no newline added): for tests of framing.
+    func send(bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
