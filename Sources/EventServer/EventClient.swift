@@ -148,7 +148,7 @@ public final class EventClient {
             line = try Self.readLine(fd: fd, splitter: &splitter, queue: &ready,
                                      deadline: timeout.map { Syscalls.monotonicSeconds() + $0 }, eof: &atEOF)
         }
-        if let line, Self.type(of: line) == "bye" { sawBye = true }
+        if let line, line.contains("\"bye\""), Self.type(of: line) == "bye" { sawBye = true }
         return line
     }
 

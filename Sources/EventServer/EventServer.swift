@@ -306,7 +306,9 @@ public final class EventServer: @unchecked Sendable {
                     alive = false
                     client.closeReason = "disconnected"
                 }
-                if alive, client.hasOutput || revents & Int32(POLLOUT) != 0 { alive = flush(client) }
+                if alive, client.hasOutput || client.closeAfterFlush || revents & Int32(POLLOUT) != 0 {
+                    alive = flush(client)
+                }
                 if alive { alive = housekeeping(client, now: Syscalls.monotonicSeconds()) }
                 if !alive { closeClient(client) }
             }
@@ -449,6 +451,7 @@ public final class EventServer: @unchecked Sendable {
                     lines.append(line)
                 }
                 client.hasQueued = !client.queue.isEmpty
+                if client.byeQueued { client.closeAfterFlush = true }
                 if lines.isEmpty && dropped == 0 { client.idle = true }
                 lock.unlock()
                 if dropped > 0, let notice = try? encoder.line(DroppedLine(count: dropped)) {

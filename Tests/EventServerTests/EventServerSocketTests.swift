@@ -178,7 +178,8 @@ struct EventServerSocketTests {
 
     @Test func neverReadingClientDoesNotHoldUpOthersOrPublish() throws {
         let sandbox = Sandbox()
-        let server = try makeServer(sandbox, options: .init(writeTimeout: 0.8))
+        // A roomy queue absorbs scheduling hiccups of the reading thread on a loaded machine.
+        let server = try makeServer(sandbox, options: .init(queueCapacity: 1024, writeTimeout: 0.8))
         defer { server.stop() }
         let stuck = try Syscalls.connect(path: sandbox.socket)
         defer { Syscalls.close(stuck) }
@@ -202,7 +203,7 @@ struct EventServerSocketTests {
             let t0 = Date()
             server.publish(event: Self.event("smile", frame: frame))
             slowest = max(slowest, Date().timeIntervalSince(t0))
-            if frame % 50 == 49 { usleep(1500) }  // a camera's pace is far slower; the reader keeps up
+            if frame % 50 == 49 { usleep(2000) }  // a camera's pace is far slower; the reader keeps up
         }
         let publishing = Date().timeIntervalSince(started)
         #expect(done.wait(timeout: .now() + 10) == .success)
@@ -266,14 +267,15 @@ struct EventServerSocketTests {
         let doomed = try Syscalls.connect(path: sandbox.socket)
         #expect(Self.waitUntil { server.clientCount == 2 })
         _ = Array(#"{"type":"subscr"#.utf8).withUnsafeBytes { try? Syscalls.send(doomed, $0) }
-        for frame in 0..<200 { server.publish(event: Self.event("smile", frame: frame)) }
+        // 200 lines in a burst fit the keeper's 256-line queue, so it must get every one.
+        for frame in 0..<100 { server.publish(event: Self.event("smile", frame: frame)) }
         Syscalls.close(doomed)
-        for frame in 200..<400 { server.publish(event: Self.event("smile", frame: frame)) }
+        for frame in 100..<200 { server.publish(event: Self.event("smile", frame: frame)) }
         var frames: [Int] = []
-        while frames.count < 400, let line = try keeper.nextLine(timeout: 2) {
+        while frames.count < 200, let line = try keeper.nextLine(timeout: 2) {
             if let frame = Self.fields(line)["frame"] as? Int { frames.append(frame) }
         }
-        #expect(frames == Array(0..<400))
+        #expect(frames == Array(0..<200))
         #expect(Self.waitUntil { server.clientCount == 1 })
     }
 
