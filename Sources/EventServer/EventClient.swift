@@ -36,7 +36,7 @@ public final class EventClient {
         } catch let error as Errno {
             switch error.code {
             case ENOENT, ECONNREFUSED, ENOTDIR:
-                throw EventServerError(.noDaemon, path: path, reason: "no winkd listening at \(path) (is it running?)")
+                throw EventServerError(.noDaemon, path: path, reason: "no winkd listening (is it running?)")
             default:
                 throw EventServerError(.system(errno: error.code), path: path, reason: "cannot connect: \(error.description)")
             }

@@ -104,11 +104,18 @@ public final class EventServer: @unchecked Sendable {
     public convenience init(path: String, eventNames: [String], options: Options = Options(),
                             log: LogHandler? = nil) throws {
         let (fd, identity) = try Self.bindListening(path: path, options: options)
-        try self.init(fd: fd, path: path, identity: identity, eventNames: eventNames, options: options, log: log)
+        do {
+            try self.init(fd: fd, path: path, identity: identity, eventNames: eventNames, options: options, log: log)
+        } catch {
+            Syscalls.close(fd)
+            try? Syscalls.unlink(path)
+            throw error
+        }
     }
 
     /// Serves an already-listening socket, e.g. one inherited from systemd (`SocketActivation`). The
-    /// server takes ownership of `fd` (closes it on `stop`) but never unlinks a path it did not bind.
+    /// server takes ownership of `fd` once this returns (closes it on `stop`; on a throw the fd is left
+    /// open) but never unlinks a path it did not bind.
     /// - Throws: `EventServerError` `.notASocket` when `fd` is not a listening Unix stream socket,
     ///   `.system(errno:)` when it cannot be made non-blocking.
     public convenience init(listeningFD fd: Int32, eventNames: [String], options: Options = Options(),
@@ -135,13 +142,13 @@ public final class EventServer: @unchecked Sendable {
         knownEvents = Set(eventNames)
         self.options = options
         self.log = log
+        helloBytes = Array(try LineEncoder().line(HelloLine(events: eventNames)))
+        // The pipe last: a throw before every property is set runs no deinit (which would close `fd`).
         do {
             (wakeRead, wakeWrite) = try Syscalls.pipe()
         } catch let error as Errno {
-            Syscalls.close(fd)
             throw EventServerError(.system(errno: error.code), path: path ?? "fd \(fd)", reason: "pipe: \(error.description)")
         }
-        helloBytes = Array(try LineEncoder().line(HelloLine(events: eventNames)))
     }
 
     deinit {

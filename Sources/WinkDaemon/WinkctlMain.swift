@@ -11,6 +11,7 @@ public enum WinkctlMain {
 
     static let commands: [(name: String, command: Command)] = [
         ("analyze", AnalyzeCommand.command),
+        ("events", EventsCommand.command),
     ]
 
     static var usage: String {

@@ -410,7 +410,7 @@ struct EventServerSocketTests {
         #expect(try client.nextLine(timeout: 1) == nil)
         #expect(!FileManager.default.fileExists(atPath: sandbox.socket))
         #expect(throws: EventServerError(.noDaemon, path: sandbox.socket,
-                                         reason: "no winkd listening at \(sandbox.socket) (is it running?)")) {
+                                         reason: "no winkd listening (is it running?)")) {
             _ = try EventClient(path: sandbox.socket)
         }
     }
