@@ -15,6 +15,8 @@ public struct EventServerError: ExitCodeError, Equatable {
         case noDaemon
         /// The daemon sent something that is not the winkd protocol (client side). Exit 65.
         case protocolViolation
+        /// The daemon refused a request, e.g. a subscribe naming an unknown event (client side). Exit 64.
+        case rejected
     }
 
     public var code: Code
@@ -32,7 +34,7 @@ public struct EventServerError: ExitCodeError, Equatable {
 
     public var exitCode: ExitCode {
         switch code {
-        case .pathTooLong: .usage
+        case .pathTooLong, .rejected: .usage
         case .inUse, .system, .noDaemon: .unavailable
         case .notASocket: .configuration
         case .protocolViolation: .dataError

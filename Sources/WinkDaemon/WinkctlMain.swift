@@ -14,6 +14,7 @@ public enum WinkctlMain {
         ("evaluate", EvaluateCommand.command),
         ("cameras", CamerasCommand.command),
         ("input", InputCommand.command),
+        ("events", EventsCommand.command),
     ]
 
     static var usage: String {

@@ -1,0 +1,108 @@
+import Foundation
+
+/// A request a client sends on the event socket (SPEC.md "The event socket").
+public enum ClientMessage: Equatable, Sendable {
+    /// `{"type":"subscribe","id":1,"events":["winkLeft"],"coefficients":false}`: from now on, send only
+    /// these events, and coefficient lines if `coefficients` is true. `id` (optional) is echoed in the
+    /// reply. `events` is required; an empty list subscribes to no events.
+    case subscribe(id: Int?, events: [String], coefficients: Bool)
+
+    /// Parses one line (without its newline).
+    ///
+    /// - Throws: `ProtocolError` with code `bad_json` (not UTF-8 JSON, or not an object), `bad_request`
+    ///   (no `type`, or a field missing or of the wrong JSON type) or `unknown_type`. The error carries the
+    ///   request's `id` when one could be read.
+    public static func parse<Bytes: Collection>(_ line: Bytes) throws -> ClientMessage where Bytes.Element == UInt8 {
+        let fields: [String: JSONValue]
+        do {
+            guard case .object(let object) = try JSONDecoder().decode(JSONValue.self, from: Data(line)) else {
+                throw ProtocolError(.badJSON, id: nil, "a request must be a JSON object")
+            }
+            fields = object
+        } catch let error as ProtocolError {
+            throw error
+        } catch {
+            throw ProtocolError(.badJSON, id: nil, "not a JSON line")
+        }
+        var id: Int?
+        if let raw = fields["id"], raw != .null {
+            guard case .integer(let number) = raw else {
+                throw ProtocolError(.badRequest, id: nil, "'id' must be an integer")
+            }
+            id = number
+        }
+        guard case .string(let type)? = fields["type"] else {
+            throw ProtocolError(.badRequest, id: id, "a request needs a string 'type'")
+        }
+        switch type {
+        case "subscribe":
+            guard case .array(let list)? = fields["events"] else {
+                throw ProtocolError(.badRequest, id: id, "subscribe needs 'events', a list of event names")
+            }
+            var events: [String] = []
+            for item in list {
+                guard case .string(let name) = item else {
+                    throw ProtocolError(.badRequest, id: id, "'events' must hold strings")
+                }
+                events.append(name)
+            }
+            var coefficients = false
+            if let raw = fields["coefficients"], raw != .null {
+                guard case .bool(let flag) = raw else {
+                    throw ProtocolError(.badRequest, id: id, "'coefficients' must be true or false")
+                }
+                coefficients = flag
+            }
+            return .subscribe(id: id, events: events, coefficients: coefficients)
+        default:
+            throw ProtocolError(.unknownType, id: id, "unknown request type '\(type.prefix(64))'")
+        }
+    }
+}
+
+/// Any JSON value, decoded strictly: `true` is never an integer and `1.5` never an `Int`.
+enum JSONValue: Decodable, Equatable {
+    case null, bool(Bool), integer(Int), number(Double), string(String), array([JSONValue])
+    case object([String: JSONValue])
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Int.self) { self = .integer(value) }
+        else if let value = try? container.decode(Double.self) { self = .number(value) }
+        else if let value = try? container.decode(String.self) { self = .string(value) }
+        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
+        else { self = .object(try container.decode([String: JSONValue].self)) }
+    }
+}
+
+/// A client broke the protocol or made a request the server refuses; answered with an `error` line.
+public struct ProtocolError: Error, Equatable, Sendable {
+    /// The `code` field of the error line.
+    public enum Code: String, Sendable {
+        /// The line is not a JSON object.
+        case badJSON = "bad_json"
+        /// The `type` is not one the server knows.
+        case unknownType = "unknown_type"
+        /// A field is missing or has the wrong type.
+        case badRequest = "bad_request"
+        /// A subscribe named an event the server does not emit.
+        case unknownEvent = "unknown_event"
+        /// The line is longer than 8 KiB; the server disconnects after saying so.
+        case lineTooLong = "line_too_long"
+        /// The server already has its maximum number of clients; it disconnects after saying so.
+        case tooManyClients = "too_many_clients"
+    }
+
+    public var code: Code
+    /// The request's `id`, when it had a readable one.
+    public var id: Int?
+    public var message: String
+
+    public init(_ code: Code, id: Int?, _ message: String) {
+        self.code = code
+        self.id = id
+        self.message = message
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The client side of the event socket, for `winkctl events` and tests: connects, reads the `hello`,
+/// optionally subscribes, then hands out the server's lines one at a time.
+///
+/// Blocking I/O on one connection; not thread-safe (use one client per thread).
+public final class EventClient {
+    /// The socket path connected to.
+    public let path: String
+    /// The server's greeting.
+    public let hello: HelloLine
+    /// The greeting exactly as received (without newline).
+    public let helloLine: String
+
+    private var fd: Int32
+    private var splitter = LineSplitter(maximumLineBytes: 1 << 20)
+    private var ready: [String] = []
+    private var sawBye = false
+    private var atEOF = false
+
+    /// Connects to `path` and reads the `hello` line.
+    /// - Parameter timeout: seconds to wait for the `hello`.
+    /// - Throws: `EventServerError` `.noDaemon` when nothing listens at `path` (ENOENT, ECONNREFUSED),
+    ///   `.pathTooLong`, `.system(errno:)` for other connect failures (EACCES: the socket's mode keeps us
+    ///   out), `.protocolViolation` when the first line is not a winkd `hello` or does not come in time.
+    public init(path: String, timeout: Double = 5) throws {
+        self.path = path
+        guard path.utf8.count <= EventSocketPath.maximumLength else {
+            throw EventServerError(.pathTooLong, path: path, reason: "socket path longer than \(EventSocketPath.maximumLength) bytes")
+        }
+        do {
+            fd = try Syscalls.connect(path: path)
+        } catch let error as Errno {
+            switch error.code {
+            case ENOENT, ECONNREFUSED, ENOTDIR:
+                throw EventServerError(.noDaemon, path: path, reason: "no winkd listening (is it running?)")
+            default:
+                throw EventServerError(.system(errno: error.code), path: path, reason: "cannot connect: \(error.description)")
+            }
+        }
+        var greeting: String?
+        var splitter = LineSplitter(maximumLineBytes: 1 << 20)
+        var early: [String] = []
+        do {
+            greeting = try Self.readLine(fd: fd, splitter: &splitter, queue: &early,
+                                     deadline: Syscalls.monotonicSeconds() + timeout, eof: &atEOF)
+        } catch {
+            Syscalls.close(fd)
+            throw error
+        }
+        guard let greeting, let decoded = try? JSONDecoder().decode(HelloLine.self, from: Data(greeting.utf8)),
+              decoded.type == "hello", decoded.protocol == "winkd" else {
+            Syscalls.close(fd)
+            throw EventServerError(.protocolViolation, path: path,
+                                   reason: greeting == nil ? "no hello from the server" : "not a winkd hello: \(greeting!.prefix(80))")
+        }
+        helloLine = greeting
+        hello = decoded
+        self.splitter = splitter
+        ready = early
+    }
+
+    deinit { close() }
+
+    /// Closes the connection. Further reads return nil.
+    public func close() {
+        if fd >= 0 { Syscalls.close(fd) }
+        fd = -1
+    }
+
+    /// Sends `{"type":"subscribe","id":1,"events":events,"coefficients":coefficients}` and waits for the
+    /// reply. Event and coefficient lines that arrive before the reply were sent under the old
+    /// subscription and are dropped; other lines (status, bye) are kept for `nextLine`.
+    /// - Throws: `EventServerError` `.rejected` with the server's error message when it refuses (an unknown
+    ///   event name), `.protocolViolation` when no reply comes within `timeout` seconds or the connection
+    ///   closes first, `.system(errno:)` when sending fails.
+    public func subscribe(events: [String], coefficients: Bool, timeout: Double = 5) throws {
+        struct Request: Encodable {
+            var type = "subscribe"
+            var id = 1
+            var events: [String]
+            var coefficients: Bool
+        }
+        let data = try JSONEncoder().encode(Request(events: events, coefficients: coefficients))
+        try send(line: String(decoding: data, as: UTF8.self))
+        let deadline = Syscalls.monotonicSeconds() + timeout
+        var kept: [String] = []
+        while true {
+            let line: String
+            if !ready.isEmpty {
+                line = ready.removeFirst()
+            } else {
+                guard let next = try Self.readLine(fd: fd, splitter: &splitter, queue: &ready, deadline: deadline,
+                                                   eof: &atEOF) else {
+                    throw EventServerError(.protocolViolation, path: path, reason: "no reply to subscribe")
+                }
+                line = next
+            }
+            let type = Self.type(of: line)
+            if type == "ok" || type == "error" {
+                ready = kept + ready
+                if type == "error" {
+                    let message = (try? JSONDecoder().decode(ErrorLine.self, from: Data(line.utf8)))?.message ?? line
+                    throw EventServerError(.rejected, path: path, reason: "subscribe refused: \(message)")
+                }
+                return
+            }
+            if type != "event" && type != "coefficients" { kept.append(line) }
+        }
+    }
+
+    /// Sends one raw line (a newline is appended).
+    /// - Throws: `EventServerError` `.system(errno:)` when the connection is closed.
+    public func send(line: String) throws {
+        try send(bytes: Array(line.utf8) + [0x0A])
+    }
+
+    /// Sends bytes as they are (no newline added): for tests of framing.
+    func send(bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
+            _ = try? Syscalls.poll(&fds, timeoutMilliseconds: 1000)
+            do {
+                offset += try bytes.withUnsafeBytes { try Syscalls.send(fd, UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+            } catch let error as Errno {
+                throw EventServerError(.system(errno: error.code), path: path, reason: "cannot send: \(error.description)")
+            }
+        }
+    }
+
+    /// The next line from the server (without its newline), exactly as received; nil at end of
+    /// connection, after a `bye` line was returned, or when `timeout` seconds pass with no line
+    /// (nil timeout: wait as long as it takes).
+    /// - Throws: `EventServerError` `.protocolViolation` for a line over 1 MiB, `.system(errno:)` when
+    ///   reading fails (ECONNRESET).
+    public func nextLine(timeout: Double? = nil) throws -> String? {
+        if sawBye { return nil }
+        let line: String?
+        if !ready.isEmpty {
+            line = ready.removeFirst()
+        } else if atEOF || fd < 0 {
+            line = nil
+        } else {
+            line = try Self.readLine(fd: fd, splitter: &splitter, queue: &ready,
+                                     deadline: timeout.map { Syscalls.monotonicSeconds() + $0 }, eof: &atEOF)
+        }
+        if let line, line.contains("\"bye\""), Self.type(of: line) == "bye" { sawBye = true }
+        return line
+    }
+
+    /// The `type` field of a line, or nil if it has none.
+    public static func type(of line: String) -> String? {
+        struct Typed: Decodable { var type: String? }
+        return (try? JSONDecoder().decode(Typed.self, from: Data(line.utf8)))?.type
+    }
+
+    /// Reads until one line is complete (extra lines go to `queue`); nil at EOF (setting `eof`) or at the
+    /// deadline.
+    private static func readLine(fd: Int32, splitter: inout LineSplitter, queue: inout [String],
+                                 deadline: Double?, eof: inout Bool) throws -> String? {
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while true {
+            if !queue.isEmpty { return queue.removeFirst() }
+            let waitMs: Int32
+            if let deadline {
+                let remaining = deadline - Syscalls.monotonicSeconds()
+                if remaining <= 0 { return nil }
+                waitMs = Int32(min(remaining * 1000, 60_000).rounded(.up))
+            } else {
+                waitMs = -1
+            }
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+            let ready: Int
+            do {
+                ready = try Syscalls.poll(&fds, timeoutMilliseconds: waitMs)
+            } catch let error as Errno {
+                throw EventServerError(.system(errno: error.code), path: "socket", reason: "poll: \(error.description)")
+            }
+            if ready == 0 { continue }
+            let count: Int?
+            do {
+                count = try buffer.withUnsafeMutableBytes { try Syscalls.read(fd, into: $0) }
+            } catch let error as Errno {
+                if error.code == ECONNRESET {
+                    eof = true
+                    return nil
+                }
+                throw EventServerError(.system(errno: error.code), path: "socket", reason: "read: \(error.description)")
+            }
+            guard let count else { continue }
+            if count == 0 {
+                eof = true
+                return queue.isEmpty ? nil : queue.removeFirst()
+            }
+            for item in splitter.append(buffer[0..<count]) {
+                switch item {
+                case .line(let bytes): queue.append(String(decoding: bytes, as: UTF8.self))
+                case .tooLong:
+                    throw EventServerError(.protocolViolation, path: "socket", reason: "the server sent a line over 1 MiB")
+                }
+            }
+        }
+    }
+}

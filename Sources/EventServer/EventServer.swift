@@ -1,0 +1,627 @@
+import Foundation
+import WinkCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The event socket's server (SPEC.md "The event socket"): accepts clients on a Unix stream socket, greets
+/// each with a `hello` line, answers their `subscribe` requests, and fans published lines out to them.
+///
+/// Threading: the server runs one thread of its own (`start()`), a `poll(2)` loop over the listening fd,
+/// every client fd (all non-blocking) and a wake pipe. `publish(...)`, `sendBye(reason:)`, `stop(reason:)`
+/// and `clientCount` may be called from any thread. Publishing never blocks on a client: a line is encoded
+/// once and appended to each interested client's bounded queue under a short lock; the server thread
+/// writes. A client whose queue is full loses its oldest lines and later receives
+/// `{"type":"dropped","count":N}` where they were; a client that accepts no bytes for
+/// `Options.writeTimeout` seconds while data waits for it is disconnected. Callbacks (`onClientCountChange`,
+/// the log handler) run on the server thread; they must not call `stop` expecting it to wait.
+public final class EventServer: @unchecked Sendable {
+    /// Tunables; the defaults suit the daemon.
+    public struct Options: Sendable {
+        /// Permission bits of the socket file, applied at bind time (0o600 for a per-user socket, 0o660 to
+        /// let a group connect).
+        public var mode: UInt32 = 0o600
+        /// Clients beyond this many get a `too_many_clients` error line and are closed.
+        public var maximumClients = 64
+        /// Lines queued per client before the oldest are dropped.
+        public var queueCapacity = 256
+        /// Seconds a client may accept no bytes while data waits for it before it is disconnected.
+        public var writeTimeout: Double = 5
+        /// Seconds without any line sent to a client after which it gets a `heartbeat` line.
+        public var heartbeatInterval: Double = 10
+        /// Seconds `stop` spends at most delivering the `bye` lines before closing.
+        public var byeGracePeriod: Double = 1
+        /// `listen(2)` backlog.
+        public var backlog: Int32 = 64
+
+        public init(mode: UInt32 = 0o600, maximumClients: Int = 64, queueCapacity: Int = 256,
+                    writeTimeout: Double = 5, heartbeatInterval: Double = 10, byeGracePeriod: Double = 1) {
+            self.mode = mode
+            self.maximumClients = maximumClients
+            self.queueCapacity = queueCapacity
+            self.writeTimeout = writeTimeout
+            self.heartbeatInterval = heartbeatInterval
+            self.byeGracePeriod = byeGracePeriod
+        }
+    }
+
+    /// Severity of a log message, with syslog(3) priority numbers (journald reads `<N>` prefixes).
+    public enum LogLevel: Int, Sendable {
+        case error = 3, warning = 4, notice = 5, info = 6, debug = 7
+    }
+
+    /// Receives the server's log messages (client connects with peer credentials, disconnects and why,
+    /// protocol errors). Called on the server thread.
+    public typealias LogHandler = @Sendable (LogLevel, String) -> Void
+
+    /// The socket's path; nil for an inherited socket without a filesystem name.
+    public let path: String?
+    /// The event names announced in `hello` and accepted in `subscribe`.
+    public let eventNames: [String]
+    public let options: Options
+
+    /// Called on the server thread with the new number of connected clients after each connect and
+    /// disconnect. Set before `start()`.
+    public var onClientCountChange: (@Sendable (Int) -> Void)?
+
+    private let log: LogHandler?
+    private let listenFD: Int32
+    /// (st_dev, st_ino) of the socket file we bound, to unlink only our own file; nil for inherited fds.
+    private let boundIdentity: (dev: UInt64, ino: UInt64)?
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let knownEvents: Set<String>
+    private let helloBytes: [UInt8]
+
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var clients: [Int: Client] = [:]
+    private var wakePending = false
+    private var stopReason: String?
+    private var closed = false
+    private var started = false
+    private var publishEncoder = LineEncoder()
+
+    private let finished = DispatchSemaphore(value: 0)
+    private var serverThread: Thread?
+
+    // Server-thread only.
+    private var nextClientID = 1
+    private let encoder = LineEncoder()
+    private var acceptPausedUntil = 0.0
+    private var reportedCount = 0
+
+    /// Binds a new socket at `path` and listens (not yet accepting: call `start()`).
+    ///
+    /// Creates missing parent directories with mode 0700. If `path` exists: a socket a live server answers
+    /// on is refused (`.inUse`); a socket nobody listens on (ECONNREFUSED: left by a crashed daemon) is
+    /// unlinked and replaced; anything else is refused (`.notASocket`). The file gets `options.mode` at
+    /// bind time via the umask (process-wide: bind before other threads create files).
+    /// - Parameters:
+    ///   - eventNames: the analyzer table's event names, for `hello` and to check `subscribe`.
+    /// - Throws: `EventServerError` `.pathTooLong` (more than 107 bytes), `.inUse`, `.notASocket`, or
+    ///   `.system(errno:)` when a directory cannot be created or bind(2) fails.
+    public convenience init(path: String, eventNames: [String], options: Options = Options(),
+                            log: LogHandler? = nil) throws {
+        let (fd, identity) = try Self.bindListening(path: path, options: options)
+        do {
+            try self.init(fd: fd, path: path, identity: identity, eventNames: eventNames, options: options, log: log)
+        } catch {
+            Syscalls.close(fd)
+            try? Syscalls.unlink(path)
+            throw error
+        }
+    }
+
+    /// Serves an already-listening socket, e.g. one inherited from systemd (`SocketActivation`). The
+    /// server takes ownership of `fd` once this returns (closes it on `stop`; on a throw the fd is left
+    /// open) but never unlinks a path it did not bind.
+    /// - Throws: `EventServerError` `.notASocket` when `fd` is not a listening Unix stream socket,
+    ///   `.system(errno:)` when it cannot be made non-blocking.
+    public convenience init(listeningFD fd: Int32, eventNames: [String], options: Options = Options(),
+                            log: LogHandler? = nil) throws {
+        let name = "fd \(fd)"
+        do {
+            guard try Syscalls.isListeningUnixStream(fd) else {
+                throw EventServerError(.notASocket, path: name, reason: "not a listening Unix stream socket")
+            }
+            try Syscalls.setNonblockingCloexec(fd, true)
+        } catch let error as Errno {
+            throw EventServerError(.system(errno: error.code), path: name, reason: error.description)
+        }
+        let path = (try? Syscalls.socketPath(fd)) ?? nil
+        try self.init(fd: fd, path: path, identity: nil, eventNames: eventNames, options: options, log: log)
+    }
+
+    private init(fd: Int32, path: String?, identity: (dev: UInt64, ino: UInt64)?, eventNames: [String],
+                 options: Options, log: LogHandler?) throws {
+        listenFD = fd
+        self.path = path
+        boundIdentity = identity
+        self.eventNames = eventNames
+        knownEvents = Set(eventNames)
+        self.options = options
+        self.log = log
+        helloBytes = Array(try LineEncoder().line(HelloLine(events: eventNames)))
+        // The pipe last: a throw before every property is set runs no deinit (which would close `fd`).
+        do {
+            (wakeRead, wakeWrite) = try Syscalls.pipe()
+        } catch let error as Errno {
+            throw EventServerError(.system(errno: error.code), path: path ?? "fd \(fd)", reason: "pipe: \(error.description)")
+        }
+    }
+
+    deinit {
+        lock.lock()
+        let needsClose = !closed
+        lock.unlock()
+        if needsClose { closeEverything() }
+    }
+
+    /// The number of connected clients. Thread-safe.
+    public var clientCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return clients.count
+    }
+
+    /// Starts the server thread. Calling it twice has no effect.
+    public func start() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !started, !closed else { return }
+        started = true
+        let thread = Thread { [self] in run() }
+        thread.name = "winkd-events"
+        serverThread = thread
+        thread.start()
+    }
+
+    // MARK: Publishing (any thread, never blocks on a client)
+
+    /// Queues an event line for every client subscribed to `event.event`.
+    public func publish(event: ExpressionEvent) {
+        guard let bytes = encodeForPublish(event) else { return }
+        enqueue(bytes) { $0.wants(event: event.event) }
+    }
+
+    /// Queues a coefficients line for every client that asked for `coefficients: true`.
+    public func publish(coefficients: CoefficientsLine) {
+        guard let bytes = encodeForPublish(coefficients) else { return }
+        enqueue(bytes) { $0.coefficients }
+    }
+
+    /// Queues a status line for every client.
+    public func publish(status: StatusLine) {
+        guard let bytes = encodeForPublish(status) else { return }
+        enqueue(bytes) { _ in true }
+    }
+
+    /// Queues `{"type":"bye","reason":...}` for every client; each is closed once its queue is written.
+    /// Clients that connect later are served normally.
+    public func sendBye(reason: String) {
+        guard let bytes = encodeForPublish(ByeLine(reason: reason)) else { return }
+        enqueue(bytes, bye: true) { _ in true }
+    }
+
+    private func encodeForPublish<T: Encodable>(_ value: T) -> [UInt8]? {
+        lock.lock()
+        let data = try? publishEncoder.line(value)
+        lock.unlock()
+        guard let data else {
+            log?(.error, "cannot encode a \(T.self) line (non-finite number?); dropped")
+            return nil
+        }
+        guard data.count <= LineSplitter.protocolLimit + 1 else {
+            log?(.error, "a \(T.self) line is \(data.count) bytes, over the 8 KiB limit; dropped")
+            return nil
+        }
+        return Array(data)
+    }
+
+    private func enqueue(_ bytes: [UInt8], bye: Bool = false, to filter: (Subscription) -> Bool) {
+        let now = Syscalls.monotonicSeconds()
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        for client in clients.values where !client.byeQueued && filter(client.subscription) {
+            client.push(bytes, now: now)
+            if bye { client.byeQueued = true }
+        }
+        wakeLocked()
+    }
+
+    /// Wakes the server thread. Caller holds `lock` (so the pipe is not closed under us).
+    private func wakeLocked() {
+        guard !wakePending, !closed else { return }
+        wakePending = true
+        var byte: UInt8 = 1
+        _ = withUnsafeBytes(of: &byte) { Syscalls.write(wakeWrite, $0) }
+    }
+
+    // MARK: Stopping
+
+    /// Sends `{"type":"bye","reason":reason}` to every client (after what is already queued), gives them
+    /// up to `options.byeGracePeriod` seconds to take it, closes every fd, and unlinks the socket path if
+    /// it still is the file this server bound. Waits for the server thread to end, unless called from
+    /// it. Idempotent; thread-safe.
+    public func stop(reason: String = "shutdown") {
+        lock.lock()
+        if closed || stopReason != nil {
+            lock.unlock()
+            return
+        }
+        stopReason = reason
+        let running = started
+        wakeLocked()
+        lock.unlock()
+        if running {
+            if Thread.current !== serverThread { finished.wait() }
+        } else {
+            closeEverything()
+        }
+    }
+
+    // MARK: The server thread
+
+    private func run() {
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        var pollfds: [pollfd] = []
+        var order: [Client] = []
+        while true {
+            drainWakePipe()
+            lock.lock()
+            wakePending = false
+            let reason = stopReason
+            order = clients.values.sorted { $0.id < $1.id }
+            for client in order {
+                client.hasQueued = !client.queue.isEmpty || client.queue.droppedCount > 0
+                if client.byeQueued { client.closeAfterFlush = true }
+            }
+            lock.unlock()
+            if let reason {
+                shutDown(reason: reason, clients: order)
+                finished.signal()
+                return
+            }
+
+            let now = Syscalls.monotonicSeconds()
+            pollfds.removeAll(keepingCapacity: true)
+            pollfds.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+            let listening = now >= acceptPausedUntil
+            pollfds.append(pollfd(fd: listening ? listenFD : -1, events: Int16(POLLIN), revents: 0))
+            for client in order {
+                var events: Int32 = 0
+                if !client.readClosed { events |= Int32(POLLIN) }
+                if client.hasOutput { events |= Int32(POLLOUT) }
+                pollfds.append(pollfd(fd: client.fd, events: Int16(events), revents: 0))
+            }
+            let timeout = pollTimeout(now: now, clients: order, acceptPaused: !listening)
+            do {
+                _ = try Syscalls.poll(&pollfds, timeoutMilliseconds: timeout)
+            } catch {
+                log?(.error, "poll failed: \(error)")
+                Thread.sleep(forTimeInterval: 0.05)
+                continue
+            }
+
+            for (index, client) in order.enumerated() {
+                let revents = Int32(pollfds[index + 2].revents)
+                var alive = true
+                if revents & Int32(POLLIN) != 0 { alive = readInput(client, buffer: &buffer) }
+                if alive, revents & Int32(POLLHUP | POLLERR | POLLNVAL) != 0 {
+                    alive = false
+                    client.closeReason = "disconnected"
+                }
+                if alive, client.hasOutput || client.closeAfterFlush || revents & Int32(POLLOUT) != 0 {
+                    alive = flush(client)
+                }
+                if alive { alive = housekeeping(client, now: Syscalls.monotonicSeconds()) }
+                if !alive { closeClient(client) }
+            }
+            if pollfds[1].revents != 0 { acceptClients() }
+            reportCount()
+        }
+    }
+
+    private func pollTimeout(now: Double, clients: [Client], acceptPaused: Bool) -> Int32 {
+        var deadline = now + 1
+        if acceptPaused { deadline = min(deadline, acceptPausedUntil) }
+        lock.lock()
+        for client in clients {
+            if client.hasOutput { deadline = min(deadline, client.progressMark + options.writeTimeout) }
+            deadline = min(deadline, client.lastSent + options.heartbeatInterval)
+        }
+        lock.unlock()
+        return Int32(max(0, min(1000, ((deadline - now) * 1000).rounded(.up))))
+    }
+
+    private func drainWakePipe() {
+        var scratch = [UInt8](repeating: 0, count: 64)
+        while let n = try? scratch.withUnsafeMutableBytes({ try Syscalls.read(wakeRead, into: $0) }), n > 0 {}
+    }
+
+    private func acceptClients() {
+        for _ in 0..<64 {
+            let fd: Int32
+            do {
+                guard let accepted = try Syscalls.accept(listenFD) else { return }
+                fd = accepted
+            } catch let error as Errno {
+                if error.code == EMFILE || error.code == ENFILE || error.code == ENOBUFS || error.code == ENOMEM {
+                    log?(.warning, "accept: \(error.description); pausing for 0.1 s")
+                    acceptPausedUntil = Syscalls.monotonicSeconds() + 0.1
+                } else if error.code != ECONNABORTED && error.code != EPROTO {
+                    log?(.error, "accept: \(error.description)")
+                }
+                return
+            } catch {
+                return
+            }
+            let peer = Syscalls.peerCredentials(fd)
+            lock.lock()
+            let full = clients.count >= options.maximumClients
+            lock.unlock()
+            if full {
+                if let line = try? encoder.line(ErrorLine(ProtocolError(.tooManyClients, id: nil,
+                        "winkd serves at most \(options.maximumClients) clients"))) {
+                    _ = Array(line).withUnsafeBytes { try? Syscalls.send(fd, $0) }
+                }
+                Syscalls.close(fd)
+                log?(.warning, "refused a client (\(peer?.description ?? "unknown peer")): too many clients")
+                continue
+            }
+            let now = Syscalls.monotonicSeconds()
+            let client = Client(id: nextClientID, fd: fd, peer: peer, capacity: options.queueCapacity, now: now)
+            nextClientID += 1
+            client.push(helloBytes, now: now)
+            lock.lock()
+            clients[client.id] = client
+            lock.unlock()
+            log?(.info, "client \(client.id) connected (\(peer?.description ?? "unknown peer"))")
+        }
+    }
+
+    /// Reads what the client sent; false when the connection must be closed now.
+    private func readInput(_ client: Client, buffer: inout [UInt8]) -> Bool {
+        for _ in 0..<16 {
+            let count: Int?
+            do {
+                count = try buffer.withUnsafeMutableBytes { try Syscalls.read(client.fd, into: $0) }
+            } catch {
+                client.closeReason = "read failed: \(error)"
+                return false
+            }
+            guard let count else { return true }
+            if count == 0 {
+                client.readClosed = true  // half-closed: it may still read
+                return true
+            }
+            for item in client.splitter.append(buffer[0..<count]) {
+                switch item {
+                case .line(let line):
+                    handle(line: line, from: client)
+                case .tooLong:
+                    reply(ErrorLine(ProtocolError(.lineTooLong, id: nil,
+                            "a line may hold at most \(LineSplitter.protocolLimit) bytes")), to: client)
+                    log?(.notice, "client \(client.id) sent a line over 8 KiB; disconnecting")
+                    client.readClosed = true
+                    client.closeAfterFlush = true
+                    client.closeReason = "line too long"
+                    return true
+                }
+            }
+        }
+        return true
+    }
+
+    private func handle(line: [UInt8], from client: Client) {
+        do {
+            let message = try ClientMessage.parse(line)
+            lock.lock()
+            var subscription = client.subscription
+            lock.unlock()
+            let ok = try subscription.apply(message, knownEvents: knownEvents)
+            lock.lock()
+            client.subscription = subscription  // written only here, on the server thread
+            lock.unlock()
+            reply(ok, to: client)
+        } catch let error as ProtocolError {
+            log?(.notice, "client \(client.id): \(error.code.rawValue): \(error.message)")
+            reply(ErrorLine(error), to: client)
+        } catch {
+            reply(ErrorLine(ProtocolError(.badRequest, id: nil, "\(error)")), to: client)
+        }
+    }
+
+    private func reply<T: Encodable>(_ value: T, to client: Client) {
+        guard let data = try? encoder.line(value) else { return }
+        let now = Syscalls.monotonicSeconds()
+        lock.lock()
+        client.push(Array(data), now: now)
+        client.hasQueued = true
+        lock.unlock()
+    }
+
+    /// Writes as much as the socket takes; false when the connection must be closed now.
+    private func flush(_ client: Client) -> Bool {
+        while true {
+            if client.outOffset == client.out.count {
+                client.out.removeAll(keepingCapacity: true)
+                client.outOffset = 0
+                lock.lock()
+                let dropped = client.queue.takeDroppedCount()
+                var lines: [[UInt8]] = []
+                var size = 0
+                while size < 65536, let line = client.queue.popFirst() {
+                    size += line.count
+                    lines.append(line)
+                }
+                client.hasQueued = !client.queue.isEmpty
+                if client.byeQueued { client.closeAfterFlush = true }
+                if lines.isEmpty && dropped == 0 { client.idle = true }
+                lock.unlock()
+                if dropped > 0, let notice = try? encoder.line(DroppedLine(count: dropped)) {
+                    client.out.append(contentsOf: notice)
+                    log?(.notice, "client \(client.id) is reading slowly: dropped \(dropped) lines")
+                }
+                for line in lines { client.out.append(contentsOf: line) }
+                if client.out.isEmpty {
+                    if client.closeAfterFlush { return false }
+                    return true
+                }
+            }
+            let sent: Int
+            do {
+                sent = try client.out.withUnsafeBytes {
+                    try Syscalls.send(client.fd, UnsafeRawBufferPointer(rebasing: $0[client.outOffset...]))
+                }
+            } catch {
+                client.closeReason = "write failed: \(error)"
+                return false
+            }
+            if sent == 0 { return true }
+            client.outOffset += sent
+            let now = Syscalls.monotonicSeconds()
+            client.lastSent = now
+            lock.lock()
+            client.progressMark = now
+            lock.unlock()
+        }
+    }
+
+    /// Write-stall timeout and heartbeat; false when the connection must be closed now.
+    private func housekeeping(_ client: Client, now: Double) -> Bool {
+        lock.lock()
+        let stalledSince = client.hasOutput ? client.progressMark : nil
+        lock.unlock()
+        if let stalledSince, now - stalledSince >= options.writeTimeout {
+            client.closeReason = "not reading (no write progress for \(options.writeTimeout) s)"
+            return false
+        }
+        if !client.hasOutput, !client.closeAfterFlush, now - client.lastSent >= options.heartbeatInterval,
+           let line = try? encoder.line(HeartbeatLine(time: rounded(Date().timeIntervalSince1970, places: 3))) {
+            lock.lock()
+            client.push(Array(line), now: now)
+            client.hasQueued = true
+            lock.unlock()
+            client.lastSent = now
+            return flush(client)
+        }
+        return true
+    }
+
+    private func closeClient(_ client: Client) {
+        if client.closeAfterFlush || client.readClosed { discardInput(client) }
+        Syscalls.close(client.fd)
+        lock.lock()
+        clients[client.id] = nil
+        lock.unlock()
+        log?(.info, "client \(client.id) closed (\(client.closeReason ?? (client.byeQueued ? "bye" : "done")))")
+    }
+
+    /// Reads and drops what the client still sent, so closing does not reset the connection before the
+    /// client has read our last line (unix(7) resets a peer when unread data is discarded).
+    private func discardInput(_ client: Client) {
+        var scratch = [UInt8](repeating: 0, count: 16384)
+        for _ in 0..<64 {
+            guard let n = try? scratch.withUnsafeMutableBytes({ try Syscalls.read(client.fd, into: $0) }),
+                  n > 0 else { return }
+        }
+    }
+
+    private func reportCount() {
+        let count = clientCount
+        if count != reportedCount {
+            reportedCount = count
+            onClientCountChange?(count)
+        }
+    }
+
+    private func shutDown(reason: String, clients order: [Client]) {
+        if let bye = try? encoder.line(ByeLine(reason: reason)) {
+            let now = Syscalls.monotonicSeconds()
+            lock.lock()
+            for client in order where !client.byeQueued {
+                client.push(Array(bye), now: now)
+                client.byeQueued = true
+            }
+            for client in order { client.hasQueued = true }
+            lock.unlock()
+        }
+        let deadline = Syscalls.monotonicSeconds() + options.byeGracePeriod
+        var pending = order
+        while !pending.isEmpty {
+            pending = pending.filter { client in flush(client) && client.hasOutput }
+            let remaining = deadline - Syscalls.monotonicSeconds()
+            if pending.isEmpty || remaining <= 0 { break }
+            var fds = pending.map { pollfd(fd: $0.fd, events: Int16(POLLOUT), revents: 0) }
+            _ = try? Syscalls.poll(&fds, timeoutMilliseconds: Int32(max(1, remaining * 1000)))
+        }
+        for client in order {
+            client.closeReason = "server stopping (\(reason))"
+            client.closeAfterFlush = true
+            closeClient(client)
+        }
+        reportCount()
+        closeEverything()
+    }
+
+    /// Closes the listening fd and the wake pipe and unlinks our socket file. Called once.
+    private func closeEverything() {
+        lock.lock()
+        closed = true
+        Syscalls.close(wakeRead)
+        Syscalls.close(wakeWrite)
+        lock.unlock()
+        Syscalls.close(listenFD)
+        if let path, let identity = boundIdentity, let st = try? Syscalls.lstat(path),
+           st.st_mode & S_IFMT == S_IFSOCK, UInt64(st.st_dev) == identity.dev, UInt64(st.st_ino) == identity.ino {
+            try? Syscalls.unlink(path)
+        }
+        log?(.info, "event socket \(path ?? "fd \(listenFD)") closed")
+    }
+}
+
+/// One connected client. Fields marked (lock) are shared with publishers under `EventServer.lock`; the
+/// rest belong to the server thread.
+private final class Client {
+    let id: Int
+    let fd: Int32
+    let peer: PeerCredentials?
+    var subscription = Subscription()  // (lock)
+    var queue: BoundedLineQueue  // (lock)
+    var idle = true  // (lock) nothing queued and nothing half-written
+    var progressMark: Double  // (lock) last write progress, or when data started waiting
+    var byeQueued = false  // (lock)
+
+    var splitter = LineSplitter()
+    var out: [UInt8] = []
+    var outOffset = 0
+    var hasQueued = false
+    var readClosed = false
+    var closeAfterFlush = false
+    var closeReason: String?
+    var lastSent: Double
+
+    init(id: Int, fd: Int32, peer: PeerCredentials?, capacity: Int, now: Double) {
+        self.id = id
+        self.fd = fd
+        self.peer = peer
+        queue = BoundedLineQueue(capacity: capacity)
+        progressMark = now
+        lastSent = now
+    }
+
+    /// Whether bytes wait to be written (half-written buffer or queued lines).
+    var hasOutput: Bool { outOffset < out.count || hasQueued }
+
+    /// Appends a line (caller holds the lock).
+    func push(_ line: [UInt8], now: Double) {
+        if idle {
+            idle = false
+            progressMark = now
+        }
+        queue.push(line)
+    }
+}

@@ -1,0 +1,84 @@
+/// What one client has asked to receive. A value type with no I/O.
+///
+/// A new client receives every event line and no coefficient lines; a `subscribe` replaces both choices.
+/// Status, heartbeat, dropped, bye and reply lines go to every client regardless.
+public struct Subscription: Equatable, Sendable {
+    /// The event names to send; `nil` means all of them.
+    public var events: Set<String>?
+    /// Whether `coefficients` lines are sent.
+    public var coefficients: Bool
+
+    /// Every event, no coefficients: what a client gets before it subscribes.
+    public init(events: Set<String>? = nil, coefficients: Bool = false) {
+        self.events = events
+        self.coefficients = coefficients
+    }
+
+    /// Whether an event line for `name` goes to this client.
+    public func wants(event name: String) -> Bool { events?.contains(name) ?? true }
+
+    /// Applies a request, checking event names against `knownEvents` (the server's `hello` list).
+    /// - Returns: the reply line for the request.
+    /// - Throws: `ProtocolError` `.unknownEvent` naming the first unknown event; the subscription is then
+    ///   left unchanged.
+    public mutating func apply(_ message: ClientMessage, knownEvents: Set<String>) throws -> OKLine {
+        switch message {
+        case .subscribe(let id, let names, let withCoefficients):
+            if let unknown = names.first(where: { !knownEvents.contains($0) }) {
+                throw ProtocolError(.unknownEvent, id: id,
+                                    "unknown event '\(unknown.prefix(64))'; known: \(knownEvents.sorted().joined(separator: ","))")
+            }
+            events = Set(names)
+            coefficients = withCoefficients
+            return OKLine(id: id)
+        }
+    }
+}
+
+/// A FIFO of encoded lines with a fixed capacity: pushing onto a full queue drops the oldest line and
+/// counts it. Not thread-safe (the server guards each client's queue with its lock).
+struct BoundedLineQueue {
+    let capacity: Int
+    private var storage: [[UInt8]] = []
+    private var head = 0
+    /// Lines dropped since the count was last taken with `takeDroppedCount()`.
+    private(set) var droppedCount = 0
+
+    init(capacity: Int) {
+        precondition(capacity > 0)
+        self.capacity = capacity
+    }
+
+    var count: Int { storage.count - head }
+    var isEmpty: Bool { count == 0 }
+
+    mutating func push(_ line: [UInt8]) {
+        if count >= capacity {
+            head += 1
+            droppedCount += 1
+        }
+        storage.append(line)
+        if head > 64 && head * 2 > storage.count {
+            storage.removeFirst(head)
+            head = 0
+        }
+    }
+
+    mutating func popFirst() -> [UInt8]? {
+        guard head < storage.count else { return nil }
+        let line = storage[head]
+        head += 1
+        if head == storage.count {
+            storage.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return line
+    }
+
+    var first: [UInt8]? { head < storage.count ? storage[head] : nil }
+
+    mutating func takeDroppedCount() -> Int {
+        defer { droppedCount = 0 }
+        return droppedCount
+    }
+}

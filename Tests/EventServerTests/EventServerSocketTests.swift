@@ -1,0 +1,497 @@
+@testable import EventServer
+import Foundation
+import Glibc
+import Testing
+import WinkCore
+
+/// Real sockets in a fresh directory under /tmp (short paths: sun_path holds 107 bytes). Serialized: the
+/// fd-count test must not see other tests' descriptors.
+@Suite(.serialized)
+struct EventServerSocketTests {
+    static let names = ["faceFound", "faceLost", "blink", "winkLeft", "winkRight", "smile"]
+
+    /// A temp directory, removed by `cleanup`.
+    final class Sandbox {
+        let directory: String
+        init() {
+            var template = Array("/tmp/wes-XXXXXX".utf8CString)
+            directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        }
+        var socket: String { directory + "/events.sock" }
+        deinit { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
+    /// Thread-safe collector for callbacks.
+    final class Recorder<T>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var items: [T] = []
+        func append(_ item: T) { lock.withLock { items.append(item) } }
+        var all: [T] { lock.withLock { items } }
+    }
+
+    static func event(_ name: String, frame: Int) -> ExpressionEvent {
+        ExpressionEvent(event: name, phase: .began, frame: frame, time: Double(frame) / 30, value: 0.5)
+    }
+
+    static func fields(_ line: String?) -> [String: Any] {
+        guard let line, let data = line.data(using: .utf8),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [:] }
+        return object
+    }
+
+    static func type(_ line: String?) -> String? { fields(line)["type"] as? String }
+
+    func makeServer(_ sandbox: Sandbox, options: EventServer.Options = .init(), start: Bool = true) throws -> EventServer {
+        let server = try EventServer(path: sandbox.socket, eventNames: Self.names, options: options)
+        if start { server.start() }
+        return server
+    }
+
+    static func waitUntil(_ seconds: Double = 3, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(2000)
+        }
+        return condition()
+    }
+
+    static var openDescriptorCount: Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+
+    // MARK: Greeting and subscriptions
+
+    @Test func helloComesFirstAndNamesTheEvents() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        #expect(client.hello == HelloLine(events: Self.names))
+        #expect(Self.type(client.helloLine) == "hello")
+        #expect(Self.fields(client.helloLine)["protocol"] as? String == "winkd")
+        #expect(Self.fields(client.helloLine)["version"] as? Int == 1)
+    }
+
+    @Test func withoutSubscribeEveryEventButNoCoefficients() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        #expect(Self.waitUntil { server.clientCount == 1 })
+        server.publish(coefficients: CoefficientsLine(frame: 1, time: 0.03, values: ["jawOpen": 0.2]))
+        server.publish(event: Self.event("smile", frame: 2))
+        server.publish(event: Self.event("blink", frame: 3))
+        let first = try client.nextLine(timeout: 2)
+        let second = try client.nextLine(timeout: 2)
+        #expect(Self.fields(first)["event"] as? String == "smile")
+        #expect(Self.fields(second)["event"] as? String == "blink")
+        #expect(try client.nextLine(timeout: 0.1) == nil)
+    }
+
+    @Test func subscribeFiltersEventsAndCoefficients() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        try client.subscribe(events: ["winkLeft"], coefficients: true)
+        let other = try EventClient(path: sandbox.socket)
+        try other.subscribe(events: ["smile"], coefficients: false)
+        server.publish(event: Self.event("smile", frame: 1))
+        server.publish(event: Self.event("winkLeft", frame: 2))
+        server.publish(coefficients: CoefficientsLine(frame: 3, time: 0.1, values: ["eyeBlinkLeft": 0.9]))
+        server.publish(status: StatusLine(state: "source_opened", source: "/dev/video0"))
+        #expect(Self.fields(try client.nextLine(timeout: 2))["event"] as? String == "winkLeft")
+        #expect(Self.type(try client.nextLine(timeout: 2)) == "coefficients")
+        #expect(Self.type(try client.nextLine(timeout: 2)) == "status")
+        #expect(Self.fields(try other.nextLine(timeout: 2))["event"] as? String == "smile")
+        let status = Self.fields(try other.nextLine(timeout: 2))
+        #expect(status["type"] as? String == "status" && status["state"] as? String == "source_opened")
+        #expect(try other.nextLine(timeout: 0.1) == nil)
+    }
+
+    @Test func rawSubscribeGetsOKWithItsID() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        try client.send(line: #"{"type":"subscribe","id":42,"events":["blink"],"coefficients":false}"#)
+        let reply = Self.fields(try client.nextLine(timeout: 2))
+        #expect(reply["type"] as? String == "ok" && reply["id"] as? Int == 42)
+    }
+
+    @Test func unknownEventGetsAnErrorLine() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        try client.send(line: #"{"type":"subscribe","id":1,"events":["frown"]}"#)
+        let reply = Self.fields(try client.nextLine(timeout: 2))
+        #expect(reply["type"] as? String == "error")
+        #expect(reply["code"] as? String == "unknown_event" && reply["id"] as? Int == 1)
+        #expect((reply["message"] as? String)?.contains("frown") == true)
+        #expect(throws: EventServerError.self) { try client.subscribe(events: ["frown"], coefficients: false) }
+    }
+
+    @Test func malformedJSONGetsAnErrorAndTheConnectionStaysUsable() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        try client.send(line: #"{"type": subscribe"#)
+        var reply = Self.fields(try client.nextLine(timeout: 2))
+        #expect(reply["type"] as? String == "error" && reply["code"] as? String == "bad_json")
+        try client.send(line: #"{"type":"jump","id":5}"#)
+        reply = Self.fields(try client.nextLine(timeout: 2))
+        #expect(reply["code"] as? String == "unknown_type" && reply["id"] as? Int == 5)
+        try client.send(line: #"{"type":"subscribe","id":6}"#)
+        reply = Self.fields(try client.nextLine(timeout: 2))
+        #expect(reply["code"] as? String == "bad_request" && reply["id"] as? Int == 6)
+        try client.subscribe(events: ["blink"], coefficients: false)
+        server.publish(event: Self.event("blink", frame: 9))
+        #expect(Self.fields(try client.nextLine(timeout: 2))["frame"] as? Int == 9)
+    }
+
+    @Test func oversizedLineGetsAnErrorThenDisconnect() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        try client.send(bytes: [UInt8](repeating: 0x61, count: 9000))
+        let reply = Self.fields(try client.nextLine(timeout: 2))
+        #expect(reply["type"] as? String == "error" && reply["code"] as? String == "line_too_long")
+        #expect(try client.nextLine(timeout: 2) == nil)
+        #expect(Self.waitUntil { server.clientCount == 0 })
+    }
+
+    @Test func halfSentLineIsCompletedLater() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        try client.send(bytes: Array(#"{"type":"subscribe","id":3,"#.utf8))
+        #expect(try client.nextLine(timeout: 0.2) == nil)
+        try client.send(bytes: Array(#""events":["smile"]}"#.utf8) + [0x0A])
+        let reply = Self.fields(try client.nextLine(timeout: 2))
+        #expect(reply["type"] as? String == "ok" && reply["id"] as? Int == 3)
+    }
+
+    // MARK: Slow and vanishing clients
+
+    @Test func neverReadingClientDoesNotHoldUpOthersOrPublish() throws {
+        let sandbox = Sandbox()
+        // A roomy queue absorbs scheduling hiccups of the reading thread on a loaded machine.
+        let server = try makeServer(sandbox, options: .init(queueCapacity: 1024, writeTimeout: 0.8))
+        defer { server.stop() }
+        let stuck = try Syscalls.connect(path: sandbox.socket)
+        defer { Syscalls.close(stuck) }
+        let reader = try EventClient(path: sandbox.socket)
+        #expect(Self.waitUntil { server.clientCount == 2 })
+
+        let total = 5000
+        let received = Recorder<Int>()
+        let done = DispatchSemaphore(value: 0)
+        let readerThread = Thread {
+            while received.all.count < total, let line = try? reader.nextLine(timeout: 3) {
+                if let frame = Self.fields(line)["frame"] as? Int { received.append(frame) }
+            }
+            done.signal()
+        }
+        readerThread.start()
+
+        var slowest = 0.0
+        let started = Date()
+        for frame in 0..<total {
+            let t0 = Date()
+            server.publish(event: Self.event("smile", frame: frame))
+            slowest = max(slowest, Date().timeIntervalSince(t0))
+            if frame % 50 == 49 { usleep(2000) }  // a camera's pace is far slower; the reader keeps up
+        }
+        let publishing = Date().timeIntervalSince(started)
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(received.all == Array(0..<total))
+        #expect(slowest < 0.05, "a publish call took \(slowest) s")
+        #expect(publishing < 5)
+
+        // The stuck client lost lines: it is disconnected for making no progress (it never gets to
+        // catch up, so it never sees the dropped notice).
+        #expect(Self.waitUntil(3) { server.clientCount == 1 })
+        var bytes = [UInt8](repeating: 0, count: 1 << 16)
+        var lines = 0
+        var types: [String] = []
+        var splitter = LineSplitter()
+        while let n = try? bytes.withUnsafeMutableBytes({ try Syscalls.read(stuck, into: $0) }), n > 0 {
+            for case .line(let line) in splitter.append(bytes[0..<n]) {
+                lines += 1
+                if let type = Self.type(String(decoding: line, as: UTF8.self)), type != "event" { types.append(type) }
+            }
+        }
+        #expect(lines < total)
+        #expect(types.first == "hello")
+    }
+
+    @Test func slowClientGetsDroppedNoticeWhereLinesWereLost() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox, options: .init(queueCapacity: 16, writeTimeout: 10))
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        #expect(Self.waitUntil { server.clientCount == 1 })
+        let total = 3000  // far more than the kernel buffer (~43 KB) plus 16 queued lines
+        for frame in 0..<total { server.publish(event: Self.event("blink", frame: frame)) }
+        var frames: [Int] = []
+        var dropped: [Int] = []
+        var droppedAt: [Int] = []
+        while let line = try client.nextLine(timeout: 0.5) {
+            let fields = Self.fields(line)
+            if let frame = fields["frame"] as? Int { frames.append(frame) }
+            if fields["type"] as? String == "dropped", let count = fields["count"] as? Int {
+                dropped.append(count)
+                droppedAt.append(frames.count)
+            }
+            if frames.last == total - 1 { break }
+        }
+        #expect(!dropped.isEmpty)
+        #expect(frames.count + dropped.reduce(0, +) == total)
+        #expect(frames == frames.sorted())
+        #expect(frames.last == total - 1)
+        // Each notice sits exactly at its gap.
+        for (count, index) in zip(dropped, droppedAt) where index > 0 && index < frames.count {
+            #expect(frames[index] - frames[index - 1] == count + 1)
+        }
+    }
+
+    @Test func abruptlyClosedClientDoesNotDisturbTheServer() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let keeper = try EventClient(path: sandbox.socket)
+        // A client that vanishes with unread data both ways, as a SIGKILLed process does.
+        let doomed = try Syscalls.connect(path: sandbox.socket)
+        #expect(Self.waitUntil { server.clientCount == 2 })
+        _ = Array(#"{"type":"subscr"#.utf8).withUnsafeBytes { try? Syscalls.send(doomed, $0) }
+        // 200 lines in a burst fit the keeper's 256-line queue, so it must get every one.
+        for frame in 0..<100 { server.publish(event: Self.event("smile", frame: frame)) }
+        Syscalls.close(doomed)
+        for frame in 100..<200 { server.publish(event: Self.event("smile", frame: frame)) }
+        var frames: [Int] = []
+        while frames.count < 200, let line = try keeper.nextLine(timeout: 2) {
+            if let frame = Self.fields(line)["frame"] as? Int { frames.append(frame) }
+        }
+        #expect(frames == Array(0..<200))
+        #expect(Self.waitUntil { server.clientCount == 1 })
+    }
+
+    @Test func manyConnectDisconnectCyclesLeakNoDescriptors() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let before = Self.openDescriptorCount
+        for i in 0..<500 {
+            let fd = try Syscalls.connect(path: sandbox.socket)
+            if i % 2 == 0 { _ = Array("{\"type\":\"x\"}\n".utf8).withUnsafeBytes { try? Syscalls.send(fd, $0) } }
+            Syscalls.close(fd)
+        }
+        #expect(Self.waitUntil(5) { server.clientCount == 0 && Self.openDescriptorCount == before })
+        #expect(Self.openDescriptorCount == before)
+        // Still serving.
+        let client = try EventClient(path: sandbox.socket)
+        #expect(client.hello.events == Self.names)
+    }
+
+    @Test func tooManyClientsGetAnErrorLine() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox, options: .init(maximumClients: 2))
+        defer { server.stop() }
+        let a = try EventClient(path: sandbox.socket)
+        let b = try EventClient(path: sandbox.socket)
+        #expect(Self.waitUntil { server.clientCount == 2 })
+        #expect(throws: EventServerError.self) { _ = try EventClient(path: sandbox.socket, timeout: 2) }
+        let third = try Syscalls.connect(path: sandbox.socket)
+        defer { Syscalls.close(third) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var fds = [pollfd(fd: third, events: Int16(POLLIN), revents: 0)]
+        _ = try Syscalls.poll(&fds, timeoutMilliseconds: 2000)
+        let n = try buffer.withUnsafeMutableBytes { try Syscalls.read(third, into: $0) } ?? 0
+        let reply = Self.fields(String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\n").first.map(String.init))
+        #expect(reply["type"] as? String == "error" && reply["code"] as? String == "too_many_clients")
+        _ = (a, b)
+    }
+
+    @Test func heartbeatReachesAnIdleClient() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox, options: .init(heartbeatInterval: 0.2))
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        let line = Self.fields(try client.nextLine(timeout: 2))
+        #expect(line["type"] as? String == "heartbeat")
+        #expect(abs((line["time"] as? Double ?? 0) - Date().timeIntervalSince1970) < 5)
+    }
+
+    // MARK: Binding
+
+    @Test func staleSocketFileIsReplaced() throws {
+        let sandbox = Sandbox()
+        let fd = try Syscalls.bindListen(path: sandbox.socket, mode: 0o600, backlog: 1)
+        Syscalls.close(fd)  // a daemon that died without unlinking
+        #expect(FileManager.default.fileExists(atPath: sandbox.socket))
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        #expect(client.hello.events == Self.names)
+    }
+
+    @Test func liveSocketIsRefusedAsInUse() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        do {
+            _ = try EventServer(path: sandbox.socket, eventNames: Self.names)
+            Issue.record("a second server bound a live socket")
+        } catch let error as EventServerError {
+            #expect(error.code == .inUse)
+            #expect(error.exitCode == .unavailable)
+            #expect(error.description.contains("another winkd is listening"))
+        }
+        // The first one still serves.
+        #expect(try EventClient(path: sandbox.socket).hello.version == 1)
+    }
+
+    @Test func regularFileIsNotReplaced() throws {
+        let sandbox = Sandbox()
+        #expect(FileManager.default.createFile(atPath: sandbox.socket, contents: Data("keep".utf8)))
+        #expect(throws: EventServerError(.notASocket, path: sandbox.socket,
+                                         reason: "exists and is not a socket; refusing to replace it")) {
+            _ = try EventServer(path: sandbox.socket, eventNames: Self.names)
+        }
+        #expect(FileManager.default.contents(atPath: sandbox.socket) == Data("keep".utf8))
+    }
+
+    @Test func tooLongPathIsRefused() throws {
+        let path = "/tmp/" + String(repeating: "x", count: 103)  // 108 bytes
+        do {
+            _ = try EventServer(path: path, eventNames: Self.names)
+            Issue.record("bound a path longer than sun_path")
+        } catch let error as EventServerError {
+            #expect(error.code == .pathTooLong)
+            #expect(error.exitCode == .usage)
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func socketModeIsSetAtBindAndParentIsCreated() throws {
+        let sandbox = Sandbox()
+        let path = sandbox.directory + "/sub/events.sock"
+        let server = try EventServer(path: path, eventNames: Self.names)
+        defer { server.stop() }
+        var st = stat()
+        #expect(lstat(path, &st) == 0)
+        #expect(st.st_mode & S_IFMT == S_IFSOCK)
+        #expect(st.st_mode & 0o777 == 0o600)
+        #expect(lstat(sandbox.directory + "/sub", &st) == 0)
+        #expect(st.st_mode & 0o777 == 0o700)
+
+        let groupPath = sandbox.directory + "/group.sock"
+        let groupServer = try EventServer(path: groupPath, eventNames: Self.names, options: .init(mode: 0o660))
+        defer { groupServer.stop() }
+        #expect(lstat(groupPath, &st) == 0)
+        #expect(st.st_mode & 0o777 == 0o660)
+    }
+
+    // MARK: Stopping and callbacks
+
+    @Test func stopSendsByeAndRemovesTheFile() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        let client = try EventClient(path: sandbox.socket)
+        #expect(Self.waitUntil { server.clientCount == 1 })
+        server.publish(event: Self.event("smile", frame: 1))
+        server.stop(reason: "end_of_input")
+        #expect(Self.fields(try client.nextLine(timeout: 2))["event"] as? String == "smile")
+        let bye = Self.fields(try client.nextLine(timeout: 2))
+        #expect(bye["type"] as? String == "bye" && bye["reason"] as? String == "end_of_input")
+        #expect(try client.nextLine(timeout: 1) == nil)
+        #expect(!FileManager.default.fileExists(atPath: sandbox.socket))
+        #expect(throws: EventServerError(.noDaemon, path: sandbox.socket,
+                                         reason: "no winkd listening (is it running?)")) {
+            _ = try EventClient(path: sandbox.socket)
+        }
+    }
+
+    @Test func stopLeavesAReplacedSocketFileAlone() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        try FileManager.default.removeItem(atPath: sandbox.socket)
+        let other = try Syscalls.bindListen(path: sandbox.socket, mode: 0o600, backlog: 1)
+        defer { Syscalls.close(other) }
+        server.stop()
+        #expect(FileManager.default.fileExists(atPath: sandbox.socket))
+    }
+
+    @Test func sendByeClosesClientsButKeepsServing() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        #expect(Self.waitUntil { server.clientCount == 1 })
+        server.sendBye(reason: "end_of_input")
+        #expect(Self.fields(try client.nextLine(timeout: 2))["reason"] as? String == "end_of_input")
+        #expect(Self.waitUntil { server.clientCount == 0 })
+        #expect(try EventClient(path: sandbox.socket).hello.version == 1)
+    }
+
+    @Test func clientCountCallbackFires() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox, start: false)
+        let counts = Recorder<Int>()
+        server.onClientCountChange = { counts.append($0) }
+        server.start()
+        defer { server.stop() }
+        var a: EventClient? = try EventClient(path: sandbox.socket)
+        #expect(Self.waitUntil { counts.all == [1] })
+        var b: EventClient? = try EventClient(path: sandbox.socket)
+        #expect(Self.waitUntil { counts.all == [1, 2] })
+        a = nil
+        b = nil
+        #expect(Self.waitUntil { counts.all.last == 0 })
+        #expect(counts.all.first == 1 && counts.all.contains(2))
+        _ = (a, b)
+    }
+
+    @Test func logHandlerReceivesPeerCredentials() throws {
+        let sandbox = Sandbox()
+        let messages = Recorder<String>()
+        let server = try EventServer(path: sandbox.socket, eventNames: Self.names) { _, message in messages.append(message) }
+        server.start()
+        defer { server.stop() }
+        _ = try EventClient(path: sandbox.socket)
+        #expect(Self.waitUntil { messages.all.contains { $0.contains("pid \(getpid()), uid \(getuid())") } })
+    }
+
+    // MARK: Socket activation
+
+    @Test func inheritedSocketIsFoundAndServed() throws {
+        let sandbox = Sandbox()
+        let fd = try Syscalls.bindListen(path: sandbox.socket, mode: 0o600, backlog: 8)
+        let env = ["LISTEN_PID": "\(getpid())", "LISTEN_FDS": "1"]
+        #expect(try SocketActivation.listeningSocket(environment: env, firstDescriptor: fd) == fd)
+        #expect(try SocketActivation.listeningSocket(environment: ["LISTEN_PID": "1", "LISTEN_FDS": "1"],
+                                                     firstDescriptor: fd) == nil)
+        #expect(try SocketActivation.listeningSocket(environment: [:], firstDescriptor: fd) == nil)
+        let server = try EventServer(listeningFD: fd, eventNames: Self.names)
+        #expect(server.path == sandbox.socket)
+        server.start()
+        #expect(try EventClient(path: sandbox.socket).hello.events == Self.names)
+        server.stop()
+        // The server never unlinks a path it did not bind.
+        #expect(FileManager.default.fileExists(atPath: sandbox.socket))
+    }
+
+    @Test func inheritedNonSocketIsRefused() throws {
+        let sandbox = Sandbox()
+        let fd = open(sandbox.directory, O_RDONLY | O_CLOEXEC)
+        defer { close(fd) }
+        #expect(throws: EventServerError.self) {
+            _ = try SocketActivation.listeningSocket(environment: ["LISTEN_PID": "\(getpid())", "LISTEN_FDS": "1"],
+                                                     firstDescriptor: fd)
+        }
+        #expect(throws: EventServerError.self) { _ = try EventServer(listeningFD: fd, eventNames: Self.names) }
+    }
+}
