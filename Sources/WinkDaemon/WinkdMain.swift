@@ -1,13 +1,49 @@
+import Dispatch
+import EventServer
 import Foundation
+import Synchronization
 import WinkCore
 
-/// `winkd`: the daemon.
+/// `winkd`: the daemon's entry point. Logs to stderr with syslog `<N>` priority prefixes for journald.
 public enum WinkdMain {
     public static func run() -> Never {
         signal(SIGPIPE, SIG_IGN)
         runMain("winkd") {
             var args = Arguments(Array(CommandLine.arguments.dropFirst()))
-            return try Daemon.main(&args)
+            if args.flag("--help") {
+                print("usage: winkd [--source DEVICE|FILE] [--socket PATH] [--config FILE] [--model FILE] [--mirrored] "
+                      + "[--pace realtime|fast] [--loop] [--always-on]")
+                return .ok
+            }
+            let options = try DaemonOptions(&args)
+            // A parent may start us with signals blocked (the mask is inherited): unblock them, and handle
+            // SIGTERM/SIGINT from the first moment, also while the model loads.
+            var empty = sigset_t()
+            sigemptyset(&empty)
+            pthread_sigmask(SIG_SETMASK, &empty, nil)
+            for sig in [SIGTERM, SIGINT] {
+                signal(sig, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+                source.setEventHandler {
+                    guard let daemon = current.withLock({ $0 }) else { exit(0) }
+                    daemon.requestStop()
+                    // A source blocked in a read must not delay the exit: give the loop 1.5 s, then leave.
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) {
+                        daemon.shutdown(reason: "shutdown")
+                        exit(0)
+                    }
+                }
+                source.resume()
+                signalSources.append(source)
+            }
+            let daemon = try Daemon(options: options) { level, message in
+                FileHandle.standardError.write(Data("<\(level.rawValue)>winkd: \(message)\n".utf8))
+            }
+            current.withLock { $0 = daemon }
+            return daemon.run()
         }
     }
+
+    nonisolated(unsafe) static var signalSources: [DispatchSourceSignal] = []
+    static let current = Mutex<Daemon?>(nil)
 }

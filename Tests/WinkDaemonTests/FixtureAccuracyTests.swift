@@ -21,7 +21,13 @@ func occurrences(_ events: [ExpressionEvent]) -> [String] {
     events.filter(\.isOccurrence).map(\.event)
 }
 
+/// dlib's predictor is not thread-safe and the model is shared: every suite that uses it is nested here
+/// and runs one test at a time.
 @Suite(.serialized)
+struct ModelTests {}
+
+extension ModelTests {
+@Suite
 struct FixtureAccuracyTests {
     @Test(arguments: ["single_face", "face_noface", "noface_face", "no_face", "single_face_wink_left",
                       "single_face_wink_right"])
@@ -53,7 +59,7 @@ struct FixtureAccuracyTests {
     }
 }
 
-@Suite(.serialized)
+@Suite
 struct StillImageTests {
     struct Still {
         var coefficients: BlendShapeCoefficients
@@ -107,4 +113,5 @@ struct StillImageTests {
     func events(_ relative: String) throws -> [ExpressionEvent] {
         try pipeline().events(of: try openMediaFile(path: Fixtures.path(relative)))
     }
+}
 }

@@ -5,7 +5,8 @@ import WinkCore
 @testable import WinkDaemon
 
 /// Variants derived from the fixtures inside the test: the same events, no extra ones.
-@Suite(.serialized)
+extension ModelTests {
+@Suite
 struct VariantTests {
     func names(_ clip: String, _ t: FrameTransform, mirrored: Bool = false) throws -> [String] {
         let source = TransformedSource(try openMediaFile(path: Fixtures.video(clip)), t)
@@ -34,4 +35,5 @@ struct VariantTests {
         let source = try RepeatedFrameSource(try openMediaFile(path: Fixtures.video("single_face.mp4")), seconds: 10)
         #expect(occurrences(try pipeline().events(of: source)) == ["faceFound"])
     }
+}
 }

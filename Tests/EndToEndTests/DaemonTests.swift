@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import WinkCore
+
+/// `winkd --source FILE --socket S` with `winkctl events --socket S` as a client: the real binaries.
+@Suite(.serialized)
+struct DaemonTests {
+    /// Starts winkd on a recording; returns the process and its stderr pipe.
+    func startDaemon(_ arguments: [String]) throws -> (Process, Pipe) {
+        let p = Process()
+        p.executableURL = Binaries.directory.appendingPathComponent("winkd")
+        p.arguments = arguments
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        return (p, err)
+    }
+
+    func waitForSocket(_ path: String) throws {
+        for _ in 0..<100 {
+            if FileManager.default.fileExists(atPath: path) { return }
+            usleep(50_000)
+        }
+        Issue.record("winkd did not create \(path)")
+    }
+
+    @Test func deliversTheEventsOfARecordingAfterHelloAndExitsAtItsEnd() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let socket = dir.appendingPathComponent("events.sock").path
+        let (daemon, _) = try startDaemon(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
+                                           "--pace", "fast"])
+        try waitForSocket(socket)
+        let r = try Binaries.run("winkctl", ["events", "--socket", socket])
+        daemon.waitUntilExit()
+        #expect(daemon.terminationStatus == 0)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdoutLines
+        let types = lines.compactMap { line -> String? in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["type"] as? String
+        }
+        #expect(types.first == "hello")
+        #expect(types.last == "bye")
+        #expect(lines.last?.contains("end_of_input") == true)
+        let events = lines.filter { $0.contains("\"type\":\"event\"") }
+            .compactMap { try? JSONDecoder().decode(ExpressionEvent.self, from: Data($0.utf8)) }
+        #expect(events.filter(\.isOccurrence).map(\.event) == ["faceFound", "smile", "blink"])
+        #expect(!FileManager.default.fileExists(atPath: socket), "the socket file is removed at exit")
+    }
+
+    @Test func subscribedClientGetsOnlyItsEvents() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let socket = dir.appendingPathComponent("events.sock").path
+        let (daemon, _) = try startDaemon(["--source", Binaries.fixture("video/single_face_wink_left.mp4"),
+                                           "--socket", socket])
+        try waitForSocket(socket)
+        let r = try Binaries.run("winkctl", ["events", "--socket", socket, "--events", "winkLeft,winkRight"])
+        daemon.waitUntilExit()
+        let events = r.stdoutLines.filter { $0.contains("\"type\":\"event\"") }
+        #expect(events.count == 2, "\(r.stdout)")  // winkLeft began and ended
+        #expect(events.allSatisfy { $0.contains("winkLeft") })
+    }
+
+    @Test func aSecondDaemonOnALiveSocketIsRefused() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let socket = dir.appendingPathComponent("events.sock").path
+        let (first, _) = try startDaemon(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket])
+        try waitForSocket(socket)
+        let second = try Binaries.run("winkd", ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket])
+        #expect(second.status == 69)
+        #expect(second.stderrLines.last?.contains(socket) == true, "\(second.stderr)")
+        first.terminate()
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0)
+        // Killed without cleanup: the stale file is replaced by the next start.
+        let (third, _) = try startDaemon(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket])
+        try waitForSocket(socket)
+        usleep(300_000)
+        kill(third.processIdentifier, SIGKILL)
+        third.waitUntilExit()
+        #expect(FileManager.default.fileExists(atPath: socket))
+        let (fourth, _) = try startDaemon(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
+                                           "--pace", "fast"])
+        var r = try Binaries.run("winkctl", ["events", "--socket", socket, "--count", "1"])
+        for _ in 0..<40 where r.status != 0 {  // the stale file is there until the new daemon replaces it
+            usleep(100_000)
+            r = try Binaries.run("winkctl", ["events", "--socket", socket, "--count", "1"])
+        }
+        #expect(r.status == 0 && r.stdout.contains("faceFound"), "\(r.stdout) \(r.stderr)")
+        fourth.terminate()
+        fourth.waitUntilExit()
+    }
+
+    @Test func badModelAndMissingFileExitBeforeServing() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let socket = dir.appendingPathComponent("events.sock").path
+        let m = try Binaries.run("winkd", ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
+                                           "--model", "/nonexistent.dat"])
+        #expect(m.status == 78 && m.stderrLines.count == 1)
+        let f = try Binaries.run("winkd", ["--source", "/nonexistent.mp4", "--socket", socket])
+        #expect(f.status == 66 && f.stderrLines.count == 1)
+        #expect(!FileManager.default.fileExists(atPath: socket))
+    }
+}
