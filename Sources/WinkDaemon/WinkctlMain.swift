@@ -11,6 +11,7 @@ public enum WinkctlMain {
 
     static let commands: [(name: String, command: Command)] = [
         ("analyze", AnalyzeCommand.command),
+        ("overlay", OverlayCommand.command),
     ]
 
     static var usage: String {
