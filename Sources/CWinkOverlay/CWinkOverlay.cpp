@@ -19,7 +19,8 @@ struct wo_image {
 
 struct wo_layer {
     cv::Mat premultiplied;  // CV_32FC4, B G R A, colour already multiplied by alpha and opacity
-    cv::Mat resized;        // scratch: the shrunken layer for the current placement
+    cv::Mat staged;         // scratch: first step of a two-step resize
+    cv::Mat resized;        // scratch: the layer resampled to the current placement's size
     cv::Mat warped;         // scratch: the warped region of interest
 };
 
@@ -186,13 +187,26 @@ wo_status wo_layer_draw(wo_layer *layer, uint8_t *bgr, int width, int height, in
         if (x0 > x1 || y0 > y1) return WO_OK;  // entirely outside the frame
         const int roiW = x1 - x0 + 1, roiH = y1 - y0 + 1;
 
-        // Shrink with area averaging first (bilinear alone would alias), never enlarge here.
+        // Resample to the target size first, so the warp below runs at about 1:1 and only turns and shifts:
+        // INTER_AREA on a shrinking axis (bilinear alone would alias), INTER_LINEAR on an enlarging one (its
+        // replicated border keeps the layer's own edges sharp). Both on premultiplied colour. The size is
+        // capped at twice the frame's larger side; the warp does the rest for larger layers.
         const cv::Mat &full = layer->premultiplied;
-        const int rw = std::max(1, std::min(full.cols, static_cast<int>(std::lround(bw))));
-        const int rh = std::max(1, std::min(full.rows, static_cast<int>(std::lround(bh))));
+        const int cap = 2 * std::max(width, height);
+        const int rw = std::max(1, std::min(cap, static_cast<int>(std::lround(bw))));
+        const int rh = std::max(1, std::min(cap, static_cast<int>(std::lround(bh))));
         const cv::Mat *source = &full;
         if (rw != full.cols || rh != full.rows) {
-            cv::resize(full, layer->resized, cv::Size(rw, rh), 0, 0, cv::INTER_AREA);
+            const bool shrinkX = rw < full.cols, shrinkY = rh < full.rows;
+            if (shrinkX == shrinkY || rw == full.cols || rh == full.rows) {
+                cv::resize(full, layer->resized, cv::Size(rw, rh), 0, 0,
+                           (shrinkX || shrinkY) ? cv::INTER_AREA : cv::INTER_LINEAR);
+            } else {
+                // One axis shrinks, the other grows: area-average the shrinking one, then stretch the other.
+                cv::resize(full, layer->staged, cv::Size(shrinkX ? rw : full.cols, shrinkY ? rh : full.rows), 0, 0,
+                           cv::INTER_AREA);
+                cv::resize(layer->staged, layer->resized, cv::Size(rw, rh), 0, 0, cv::INTER_LINEAR);
+            }
             source = &layer->resized;
         }
         // Source pixel (u, v) -> frame (x, y): local = ((u + 0.5) sx - bw/2, (v + 0.5) sy - bh/2),

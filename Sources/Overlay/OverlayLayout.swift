@@ -117,8 +117,7 @@ public struct OverlayLayout: Sendable, Equatable {
         case is String.Type: "a string"
         case is Bool.Type: "true or false"
         case is Float.Type, is Double.Type: "a number"
-        case is [OverlayLayer].Type, is [LayerEntry].Type: "an array of layers"
-        default: "an object"
+        default: String(describing: type).hasPrefix("Array") ? "an array" : "an object"
         }
     }
 }

@@ -63,9 +63,10 @@ typedef struct wo_placement {
     float angle;
 } wo_placement;
 
-/// Composites the layer "over" the BGR frame at `placement`: resampling (cv::resize with INTER_AREA when
-/// shrinking, then cv::warpAffine with bilinear interpolation of only the region of interest) is done on the
-/// premultiplied colour, so soft edges get no dark fringe; then out = src + dst * (1 - alpha), rounded.
+/// Composites the layer "over" the BGR frame at `placement`: the layer is first resized to the placement's
+/// size (cv::resize, INTER_AREA on a shrinking axis, INTER_LINEAR on an enlarging one), then turned and shifted
+/// with cv::warpAffine (bilinear) into only the region of interest; all resampling is done on the premultiplied
+/// colour, so soft edges get no dark fringe. Then out = src + dst * (1 - alpha), rounded.
 /// The region is clipped to the frame; a layer entirely outside is skipped (WO_OK, nothing drawn).
 /// `drawn_pixels` (if not NULL) receives the number of frame pixels in the clipped region.
 wo_status wo_layer_draw(wo_layer *layer, uint8_t *bgr, int width, int height, int stride, wo_placement placement,
