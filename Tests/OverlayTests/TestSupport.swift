@@ -133,3 +133,23 @@ func maximumDifference(_ a: [UInt8], _ b: [UInt8]) -> Int {
     for i in a.indices { m = max(m, abs(Int(a[i]) - Int(b[i]))) }
     return m
 }
+
+/// The chunks of a PNG file by type (the data of the first chunk of each type), read from the file's
+/// framing (length, type, data, CRC; PNG specification section 5.3). Not a decoder: no image data is read.
+struct PNGChunks {
+    private var chunks: [String: [UInt8]] = [:]
+
+    init(path: String) throws {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        var i = 8
+        while i + 8 <= bytes.count {
+            let length = bytes[i..<(i + 4)].reduce(0) { $0 << 8 | Int($1) }
+            let type = String(decoding: bytes[(i + 4)..<(i + 8)], as: UTF8.self)
+            guard i + 12 + length <= bytes.count else { break }
+            if chunks[type] == nil { chunks[type] = Array(bytes[(i + 8)..<(i + 8 + length)]) }
+            i += 12 + length
+        }
+    }
+
+    subscript(type: String) -> [UInt8]? { chunks[type] }
+}
