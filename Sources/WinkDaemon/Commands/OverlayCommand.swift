@@ -6,13 +6,21 @@ import WinkCore
 
 /// `winkctl overlay --layout L.json INPUT -o OUTPUT [--model FILE]`: draws a face layout on every face of a
 /// still image (written as PNG or JPEG) or of every frame of a video (written with the same size, frame count
-/// and rate).
+/// and rate). `winkctl overlay --benchmark [--frames N]` times the renderer alone (three layers, 640x480).
 enum OverlayCommand {
     static let command = WinkctlMain.Command(
-        synopsis: "overlay --layout FILE INPUT -o OUTPUT [--model FILE] [--mirrored]",
+        synopsis: "overlay --layout FILE INPUT -o OUTPUT [--model FILE] [--mirrored] | overlay --benchmark [--frames N]",
         run: run)
 
     static func run(_ args: inout Arguments) throws -> ExitCode {
+        if args.flag("--benchmark") {
+            let frames = try args.number("--frames", in: 10...1_000_000) ?? 2000
+            try args.finish()
+            let ms = try OverlayBenchmark.run(frames: frames)
+            print(String(format: "overlay: %.3f ms per 640x480 frame (3 layers, median of 5 runs of %d frames)",
+                         ms, max(1, frames / 5)))
+            return .ok
+        }
         let layoutPath = try args.option("--layout")
         let output = try args.option("-o") ?? args.option("--output")
         let model = try args.option("--model")
