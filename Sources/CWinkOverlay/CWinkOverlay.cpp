@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 #include <sys/stat.h>
 
 #include <opencv2/core.hpp>
@@ -67,14 +68,55 @@ wo_status checkReadable(const char *path, char *message, size_t length) {
     return WO_OK;
 }
 
-bool hasPNGSignature(const char *path) {
+/// CRC-32 as the PNG specification (section 5.5, ISO 3309 polynomial 0xEDB88320) defines it for chunks.
+uint32_t crc32PNG(const unsigned char *data, size_t length, uint32_t crc = 0xFFFFFFFFu) {
+    static uint32_t table[256];
+    static bool ready = [] {
+        for (uint32_t n = 0; n < 256; n++) {
+            uint32_t c = n;
+            for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            table[n] = c;
+        }
+        return true;
+    }();
+    (void)ready;
+    for (size_t i = 0; i < length; i++) crc = table[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
+    return crc;
+}
+
+uint32_t bigEndian32(const unsigned char *p) {
+    return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
+}
+
+/// Checks a PNG's framing before any decoder sees it (PNG specification sections 5.2-5.6): the signature,
+/// IHDR first, every chunk inside the file with a matching CRC-32, IEND last. This keeps libpng from printing
+/// its own "libpng error" lines for the common broken files (truncated, another format) and names the fault.
+/// Not a decoder: no image data is interpreted. Returns an empty string when the framing is sound.
+std::string checkPNGFraming(const char *path) {
     static const unsigned char signature[8] = {137, 80, 78, 71, 13, 10, 26, 10};
-    unsigned char head[8] = {0};
     FILE *f = std::fopen(path, "rb");
-    if (f == nullptr) return false;
-    size_t n = std::fread(head, 1, sizeof head, f);
+    if (f == nullptr) return std::strerror(errno);
+    std::vector<unsigned char> bytes;
+    unsigned char block[65536];
+    size_t n;
+    while ((n = std::fread(block, 1, sizeof block, f)) > 0) bytes.insert(bytes.end(), block, block + n);
     std::fclose(f);
-    return n == sizeof head && std::memcmp(head, signature, sizeof head) == 0;
+    if (bytes.size() < 8 || std::memcmp(bytes.data(), signature, 8) != 0) return "not a PNG file (no PNG signature)";
+    size_t i = 8;
+    bool first = true;
+    while (true) {
+        if (i + 12 > bytes.size()) return "truncated PNG (ends inside a chunk header, no IEND)";
+        const uint32_t length = bigEndian32(&bytes[i]);
+        const std::string type(reinterpret_cast<const char *>(&bytes[i + 4]), 4);
+        if (length > bytes.size() || i + 12 + length > bytes.size()) return "truncated PNG (chunk " + type + " runs past the end)";
+        if (first && type != "IHDR") return "corrupt PNG (first chunk is not IHDR)";
+        first = false;
+        const uint32_t stored = bigEndian32(&bytes[i + 8 + length]);
+        const uint32_t computed = crc32PNG(&bytes[i + 4], 4 + length) ^ 0xFFFFFFFFu;
+        if (stored != computed) return "corrupt PNG (CRC mismatch in chunk " + type + ")";
+        i += 12 + length;
+        if (type == "IEND") return "";
+    }
 }
 
 }  // namespace
@@ -86,8 +128,9 @@ wo_status wo_png_decode(const char *path, wo_image **out, char *message, size_t 
     *out = nullptr;
     wo_status readable = checkReadable(path, message, message_len);
     if (readable != WO_OK) return readable;
-    if (!hasPNGSignature(path)) {
-        say(message, message_len, "not a PNG file (no PNG signature)");
+    const std::string framing = checkPNGFraming(path);
+    if (!framing.empty()) {
+        say(message, message_len, framing);
         return WO_NOT_DECODABLE;
     }
     try {

@@ -21,13 +21,18 @@ public final class OverlayRenderer {
     public convenience init(layout: OverlayLayout) throws {
         var decoded: [String: OverlayImage] = [:]
         var images: [OverlayImage] = []
-        for layer in layout.layers {
+        for (index, layer) in layout.layers.enumerated() {
             if let image = decoded[layer.image] {
                 images.append(image)
             } else {
-                let image = try OverlayImage.decode(path: layer.image)
-                decoded[layer.image] = image
-                images.append(image)
+                do {
+                    let image = try OverlayImage.decode(path: layer.image)
+                    decoded[layer.image] = image
+                    images.append(image)
+                } catch var error as OverlayError {
+                    error.reason += " (image of layers[\(index)])"
+                    throw error
+                }
             }
         }
         try self.init(layers: layout.layers, images: images)

@@ -220,6 +220,24 @@ struct CompositingTests {
         }
     }
 
+    @Test func aFlippedByteFailsTheChunkCRC() throws {
+        let folder = try Paths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Paths.overlay("sunglasses_rgba8.png"))))
+        bytes[bytes.count / 2] ^= 0x55  // inside the IDAT data
+        let path = folder.appendingPathComponent("flipped.png").path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        #expect {
+            try OverlayImage.decode(path: path)
+        } throws: { error in
+            (error as? OverlayError)?.code == .notDecodable && (error as? OverlayError)?.reason.contains("CRC") == true
+        }
+        // A truncated file names what is missing.
+        #expect {
+            try OverlayImage.decode(path: Paths.overlay("corrupt_truncated.png"))
+        } throws: { error in (error as? OverlayError)?.reason.hasPrefix("truncated PNG") == true }
+    }
+
     @Test func missingAndDirectoryPathsExit66() {
         for path in ["/nonexistent/x.png", Paths.overlays.path] {
             #expect {

@@ -129,6 +129,7 @@ struct OverlayLayoutTests {
             } throws: { error in
                 guard let e = error as? OverlayError else { return false }
                 return e.code == .notDecodable && e.exitCode.rawValue == 65 && e.description.contains(broken)
+                    && e.description.hasSuffix("(image of layers[0])")
             }
         }
     }
