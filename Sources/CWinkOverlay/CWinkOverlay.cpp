@@ -252,10 +252,11 @@ wo_status wo_layer_draw(wo_layer *layer, uint8_t *bgr, int width, int height, in
             }
             source = &layer->resized;
         }
-        // Source pixel (u, v) -> frame (x, y): local = ((u + 0.5) sx - bw/2, (v + 0.5) sy - bh/2),
-        // frame = centre + R(angle) local, then shifted into the region of interest.
-        const float sx = bw / static_cast<float>(source->cols), sy = bh / static_cast<float>(source->rows);
-        const float lx = 0.5f * sx - hx, ly = 0.5f * sy - hy;
+        // Source pixel (u, v) -> frame (x, y): local = (f ((u + 0.5) sx - bw/2), (v + 0.5) sy - bh/2) with
+        // f = -1 for a mirrored layer, frame = centre + R(angle) local, then shifted into the region of interest.
+        const float f = p.mirrored ? -1.0f : 1.0f;
+        const float sx = f * bw / static_cast<float>(source->cols), sy = bh / static_cast<float>(source->rows);
+        const float lx = f * (0.5f * std::abs(sx) - hx), ly = 0.5f * sy - hy;
         cv::Matx23d m(c * sx, -s * sy, p.center_x + c * lx - s * ly - x0,
                       s * sx, c * sy, p.center_y + s * lx + c * ly - y0);
         cv::warpAffine(*source, layer->warped, m, cv::Size(roiW, roiH), cv::INTER_LINEAR, cv::BORDER_CONSTANT,

@@ -7,31 +7,44 @@ import WinkCore
 ///
 /// Coordinates are full-frame pixels with the origin top-left and y down; pixel centres sit at integer
 /// coordinates (dlib's landmark convention). `angle` is in radians; a positive angle turns the layer's x
-/// axis towards the frame's y axis (clockwise on screen).
+/// axis towards the frame's y axis (clockwise on screen). A `mirrored` placement shows the layer image
+/// flipped left-right (its x axis points the other way).
 public struct LayerPlacement: Sendable, Equatable {
     public var center: PixelPoint
     /// Width and height of the rectangle, in pixels.
     public var size: SIMD2<Float>
     public var angle: Float
+    /// Whether the layer image is flipped left-right inside the rectangle.
+    public var mirrored: Bool
 
-    public init(center: PixelPoint, size: SIMD2<Float>, angle: Float) {
+    public init(center: PixelPoint, size: SIMD2<Float>, angle: Float, mirrored: Bool = false) {
         self.center = center
         self.size = size
         self.angle = angle
+        self.mirrored = mirrored
     }
 
-    /// The frame point of a point given in the layer's own frame (pixels from the rectangle's centre, along
-    /// its turned axes).
+    /// The frame point of a point given in the layer image's own frame (pixels from the rectangle's centre,
+    /// along the image's turned axes; x runs right-to-left on a mirrored placement).
     public func framePoint(local: SIMD2<Float>) -> PixelPoint {
         let c = cos(angle), s = sin(angle)
-        return center + SIMD2(c * local.x - s * local.y, s * local.x + c * local.y)
+        let x = mirrored ? -local.x : local.x
+        return center + SIMD2(c * x - s * local.y, s * x + c * local.y)
     }
 
     /// The layer-frame coordinates of a frame point (the inverse of `framePoint(local:)`).
     public func localPoint(frame point: PixelPoint) -> SIMD2<Float> {
         let d = point - center
         let c = cos(angle), s = sin(angle)
-        return SIMD2(c * d.x + s * d.y, -s * d.x + c * d.y)
+        let x = c * d.x + s * d.y
+        return SIMD2(mirrored ? -x : x, -s * d.x + c * d.y)
+    }
+
+    /// This placement, made in an un-mirrored image `frameWidth` pixels wide, as it appears in the mirror
+    /// image of that frame: centre reflected about `x = (frameWidth - 1) / 2`, angle negated, image flipped.
+    public func mirroredPlacement(frameWidth: Int) -> LayerPlacement {
+        LayerPlacement(center: SIMD2(Float(frameWidth - 1) - center.x, center.y), size: size, angle: -angle,
+                       mirrored: !mirrored)
     }
 
     /// The rectangle's corners in frame pixels: the layer image's top-left, top-right, bottom-right,
@@ -54,8 +67,9 @@ public struct LayerPlacement: Sendable, Equatable {
     public func affine(imageSize: SIMD2<Float>) -> [Float] {
         let c = cos(angle), s = sin(angle)
         let scale = size / imageSize
+        let fx = mirrored ? -scale.x : scale.x
         let origin = framePoint(local: scale * 0.5 - size / 2)
-        return [c * scale.x, -s * scale.y, origin.x, s * scale.x, c * scale.y, origin.y]
+        return [c * fx, -s * scale.y, origin.x, s * fx, c * scale.y, origin.y]
     }
 }
 

@@ -97,10 +97,12 @@ public enum OverlayRun {
     /// - Parameters:
     ///   - source: the input; read into a `PixelBuffer(wantsColor: true)`.
     ///   - output: `.png`/`.jpg` for an image, a video extension for a video (see `OverlayOutputKind`).
-    ///   - faces: the faces of one frame, in its pixel coordinates (e.g. `FaceTracker.detectAll`).
+    ///   - mirrored: whether the input is a mirror image and `faces` are un-mirrored (see
+    ///     `OverlayRenderer.render(_:on:mirrored:)`).
+    ///   - faces: the faces of one frame (e.g. `FaceTracker.detectAll`).
     /// - Throws: `OverlayError.output` for an unknown output extension, an image output from an input with
     ///   more than one frame, or a write failure; whatever `source` and `faces` throw.
-    public static func run(source: any FrameSource, output: String, renderer: OverlayRenderer,
+    public static func run(source: any FrameSource, output: String, renderer: OverlayRenderer, mirrored: Bool = false,
                            faces: (PixelBuffer) throws -> [FaceObservation]) throws -> OverlayRunSummary {
         guard let kind = OverlayOutputKind(path: output) else {
             throw OverlayError(.output, path: output,
@@ -116,7 +118,7 @@ public enum OverlayRun {
                                    + "but \(source.name) has more than one frame (use a video extension)")
             }
             let found = try faces(buffer)
-            try renderer.render(found, on: buffer)
+            try renderer.render(found, on: buffer, mirrored: mirrored)
             summary.faces += found.count
             switch kind {
             case .image:

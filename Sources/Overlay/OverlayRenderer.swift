@@ -53,31 +53,38 @@ public final class OverlayRenderer {
     }
 
     /// Draws every layer on every face into the BGR plane of `buffer`.
-    /// - Parameter faces: observations in `buffer`'s pixel coordinates (as `FaceTracker` returns them).
+    /// - Parameters:
+    ///   - faces: observations as `FaceTracker` returns them for this frame.
+    ///   - mirrored: whether the frame is a mirror image (a selfie camera) and `faces` come from a tracker with
+    ///     `TrackerSettings.mirrored` set, i.e. in the coordinates of the un-mirrored image with the person's
+    ///     own left/right. Each layer is then placed in the un-mirrored image and drawn mirrored, so the frame
+    ///     shows the mirror image of the un-mirrored result. When false, `faces` are in `buffer`'s own pixels.
     /// - Throws: `OverlayError.internal` when the buffer has no colour plane or OpenCV fails.
-    public func render(_ faces: [FaceObservation], on buffer: PixelBuffer) throws {
-        try render(landmarks: faces.map(\.landmarks), on: buffer)
+    public func render(_ faces: [FaceObservation], on buffer: PixelBuffer, mirrored: Bool = false) throws {
+        try render(landmarks: faces.map(\.landmarks), on: buffer, mirrored: mirrored)
     }
 
     /// Draws every layer on every face given by its 68 landmarks (full-frame pixels) into `buffer`'s BGR plane.
+    /// `mirrored` as in `render(_:on:mirrored:)`.
     /// - Throws: `OverlayError.internal` when the buffer has no colour plane or OpenCV fails.
-    public func render(landmarks faces: [Landmarks], on buffer: PixelBuffer) throws {
+    public func render(landmarks faces: [Landmarks], on buffer: PixelBuffer, mirrored: Bool = false) throws {
         guard buffer.wantsColor else {
             throw OverlayError(.internal, path: "frame", reason: "the frame buffer has no BGR plane (wantsColor is false)")
         }
         try render(landmarks: faces, bgr: buffer.bgr, width: buffer.width, height: buffer.height,
-                   stride: 3 * buffer.width)
+                   stride: 3 * buffer.width, mirrored: mirrored)
     }
 
     /// Draws every layer on every face into a BGR24 plane (`width` x `height` pixels, rows `stride` bytes
-    /// apart, origin top-left).
+    /// apart, origin top-left). `mirrored` as in `render(_:on:mirrored:)`.
     /// - Throws: `OverlayError.internal` when OpenCV fails.
     public func render(landmarks faces: [Landmarks], bgr: UnsafeMutablePointer<UInt8>, width: Int, height: Int,
-                       stride: Int) throws {
+                       stride: Int, mirrored: Bool = false) throws {
         for face in faces {
             for (index, layer) in layers.enumerated() {
-                try draw(index, at: LayerPlacement.place(layer, on: face), bgr: bgr, width: width, height: height,
-                         stride: stride)
+                var placement = LayerPlacement.place(layer, on: face)
+                if mirrored { placement = placement.mirroredPlacement(frameWidth: width) }
+                try draw(index, at: placement, bgr: bgr, width: width, height: height, stride: stride)
             }
         }
     }
@@ -99,7 +106,7 @@ public final class OverlayRenderer {
               stride: Int) throws -> Int {
         var drawn: Int32 = 0
         let p = wo_placement(center_x: placement.center.x, center_y: placement.center.y, width: placement.size.x,
-                             height: placement.size.y, angle: placement.angle)
+                             height: placement.size.y, angle: placement.angle, mirrored: placement.mirrored ? 1 : 0)
         let status = wo_layer_draw(cache[index].handle, bgr, Int32(width), Int32(height), Int32(stride), p, &drawn)
         guard status == WO_OK else {
             throw OverlayError(.internal, path: layers[index].image, reason: "drawing failed (status \(status.rawValue))")

@@ -225,3 +225,49 @@ struct LayerPixelTests {
         #expect(drawn.bgrBytes == frame.bgrBytes)
     }
 }
+
+/// A mirrored (selfie) frame with un-mirrored faces, as a tracker with `TrackerSettings.mirrored` gives them.
+struct MirroredRenderingTests {
+    func mirror(_ frame: PixelBuffer) -> PixelBuffer {
+        let out = frame.clone()
+        for y in 0..<frame.height {
+            for x in 0..<frame.width {
+                let s = 3 * (y * frame.width + (frame.width - 1 - x)), d = 3 * (y * frame.width + x)
+                for k in 0..<3 { out.bgr[d + k] = frame.bgr[s + k] }
+            }
+        }
+        return out
+    }
+
+    @Test func aMirroredFrameShowsTheMirrorImageOfTheUnmirroredResult() throws {
+        let image = try #require(labelledImages.first { $0.file == "2009_004587.jpg" })
+        let photo = try loadFrame(Paths.dlibImages.appendingPathComponent(image.file).path)
+        let renderer = try OverlayRenderer(
+            layout: try OverlayLayout.load(path: Paths.resources.appendingPathComponent("rolled_discs.json").path))
+        let faces = image.faces.map(\.landmarks)
+
+        let straight = photo.clone()
+        try renderer.render(landmarks: faces, on: straight)
+        let selfie = mirror(photo)
+        try renderer.render(landmarks: faces, on: selfie, mirrored: true)
+        // OpenCV's warpAffine rounds sample positions to 1/32 pixel, which is not symmetric under a flip: a few
+        // antialiased edge pixels may differ by a few levels.
+        let a = selfie.bgrBytes, b = mirror(straight).bgrBytes
+        let off = zip(a, b).filter { abs(Int($0) - Int($1)) > 1 }.count
+        #expect(maximumDifference(a, b) <= 4)
+        #expect(off <= 5, "\(off) samples differ by more than 1")
+        #expect(selfie.bgrBytes != mirror(photo).bgrBytes)
+    }
+
+    @Test func mirroredPlacementReflectsTheRectangle() {
+        let p = LayerPlacement(center: [30, 40], size: [20, 10], angle: 0.3)
+        let m = p.mirroredPlacement(frameWidth: 101)
+        #expect(m.center == SIMD2(70, 40))
+        #expect(m.angle == -0.3)
+        #expect(m.mirrored)
+        // The image's top-left corner lands on the reflection of where it was.
+        let a = p.corners[0], b = m.corners[0]
+        #expect(abs(b.x - (100 - a.x)) < 1e-4 && abs(b.y - a.y) < 1e-4)
+        #expect(m.mirroredPlacement(frameWidth: 101) == p)
+    }
+}

@@ -55,13 +55,15 @@ void wo_layer_destroy(wo_layer *layer);
 
 /// A placed layer: the layer image stretched to `width` x `height` pixels, centred at (`center_x`,
 /// `center_y`) and turned by `angle` radians (positive turns the image's x axis towards the frame's y axis,
-/// i.e. clockwise on screen since y points down). Units: frame pixels.
+/// i.e. clockwise on screen since y points down). Units: frame pixels. `mirrored` (0 or 1) flips the layer
+/// image left-right within the rectangle (for a mirrored camera image).
 typedef struct wo_placement {
     float center_x;
     float center_y;
     float width;
     float height;
     float angle;
+    int mirrored;
 } wo_placement;
 
 /// Composites the layer "over" the BGR frame at `placement`: the layer is first resized to the placement's
