@@ -108,7 +108,9 @@ std::string checkPNGFraming(const char *path) {
         if (i + 12 > bytes.size()) return "truncated PNG (ends inside a chunk header, no IEND)";
         const uint32_t length = bigEndian32(&bytes[i]);
         const std::string type(reinterpret_cast<const char *>(&bytes[i + 4]), 4);
-        if (length > bytes.size() || i + 12 + length > bytes.size()) return "truncated PNG (chunk " + type + " runs past the end)";
+        if (length > bytes.size() || i + 12 + length > bytes.size()) {
+            return "truncated PNG (chunk " + type + " runs past the end)";
+        }
         if (first && type != "IHDR") return "corrupt PNG (first chunk is not IHDR)";
         first = false;
         const uint32_t stored = bigEndian32(&bytes[i + 8 + length]);

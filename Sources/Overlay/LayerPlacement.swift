@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import WinkCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Where a layer lands on a frame: a rectangle of `size` pixels centred at `center`, turned by `angle`.
 ///
@@ -27,7 +28,8 @@ public struct LayerPlacement: Sendable, Equatable {
     /// The frame point of a point given in the layer image's own frame (pixels from the rectangle's centre,
     /// along the image's turned axes; x runs right-to-left on a mirrored placement).
     public func framePoint(local: SIMD2<Float>) -> PixelPoint {
-        let c = cos(angle), s = sin(angle)
+        let c = cos(angle)
+        let s = sin(angle)
         let x = mirrored ? -local.x : local.x
         return center + SIMD2(c * x - s * local.y, s * x + c * local.y)
     }
@@ -35,7 +37,8 @@ public struct LayerPlacement: Sendable, Equatable {
     /// The layer-frame coordinates of a frame point (the inverse of `framePoint(local:)`).
     public func localPoint(frame point: PixelPoint) -> SIMD2<Float> {
         let d = point - center
-        let c = cos(angle), s = sin(angle)
+        let c = cos(angle)
+        let s = sin(angle)
         let x = c * d.x + s * d.y
         return SIMD2(mirrored ? -x : x, -s * d.x + c * d.y)
     }
@@ -43,8 +46,9 @@ public struct LayerPlacement: Sendable, Equatable {
     /// This placement, made in an un-mirrored image `frameWidth` pixels wide, as it appears in the mirror
     /// image of that frame: centre reflected about `x = (frameWidth - 1) / 2`, angle negated, image flipped.
     public func mirroredPlacement(frameWidth: Int) -> LayerPlacement {
-        LayerPlacement(center: SIMD2(Float(frameWidth - 1) - center.x, center.y), size: size, angle: -angle,
-                       mirrored: !mirrored)
+        LayerPlacement(
+            center: SIMD2(Float(frameWidth - 1) - center.x, center.y), size: size, angle: -angle,
+            mirrored: !mirrored)
     }
 
     /// The rectangle's corners in frame pixels: the layer image's top-left, top-right, bottom-right,
@@ -65,7 +69,8 @@ public struct LayerPlacement: Sendable, Equatable {
     /// `[a b tx; c d ty]` (frame = M * (u, v, 1)), for an image of `imageSize` pixels stretched over the
     /// rectangle, pixel centres at integer coordinates on both sides.
     public func affine(imageSize: SIMD2<Float>) -> [Float] {
-        let c = cos(angle), s = sin(angle)
+        let c = cos(angle)
+        let s = sin(angle)
         let scale = size / imageSize
         let fx = mirrored ? -scale.x : scale.x
         let origin = framePoint(local: scale * 0.5 - size / 2)
@@ -89,7 +94,8 @@ extension LayerPlacement {
         -> (box: PixelRect, angle: Float)
     {
         let angle = rotate ? roll(landmarks) : 0
-        let c = cos(angle), s = sin(angle)
+        let c = cos(angle)
+        let s = sin(angle)
         let turned = feature.group.indices.map { i -> PixelPoint in
             let p = landmarks[i]
             return SIMD2(c * p.x + s * p.y, -s * p.x + c * p.y)
@@ -105,7 +111,8 @@ extension LayerPlacement {
         let (box, angle) = featureBox(layer.feature, landmarks: landmarks, rotate: layer.rotate)
         let boxSize = SIMD2(box.width, box.height)
         let localCenter = box.center + layer.offset * boxSize
-        let c = cos(angle), s = sin(angle)
+        let c = cos(angle)
+        let s = sin(angle)
         let center = SIMD2(c * localCenter.x - s * localCenter.y, s * localCenter.x + c * localCenter.y)
         return LayerPlacement(center: center, size: boxSize * layer.sizeRatio, angle: angle)
     }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import WinkCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A timing of the renderer anyone can run (`OverlayBenchmark.run()`), in the manner of swift-nio's
 /// NIOPerformanceTester: warm-up, repeated runs, the median reported, and a loud banner in debug builds.
@@ -13,9 +14,9 @@ public enum OverlayBenchmark {
     /// Whether this is a debug build, where the numbers mean little.
     public static var isDebugBuild: Bool {
         #if DEBUG
-        true
+            true
         #else
-        false
+            false
         #endif
     }
 
@@ -28,8 +29,9 @@ public enum OverlayBenchmark {
             print("==== OverlayBenchmark: DEBUG BUILD, timings are not representative (swift build -c release) ====")
         }
         let renderer = try OverlayRenderer(layers: sceneLayers.map(\.layer), images: sceneLayers.map(\.image))
-        let face = syntheticLandmarks(center: SIMD2(Float(width) / 2, Float(height) / 2), interocular: 120,
-                                      roll: 12 * .pi / 180)
+        let face = syntheticLandmarks(
+            center: SIMD2(Float(width) / 2, Float(height) / 2), interocular: 120,
+            roll: 12 * .pi / 180)
         let buffer = PixelBuffer(wantsColor: true)
         buffer.resize(width: width, height: height)
         for i in 0..<(width * height * 3) { buffer.bgr[i] = UInt8(truncatingIfNeeded: i &* 7) }
@@ -48,22 +50,30 @@ public enum OverlayBenchmark {
     /// The three benchmark layers with synthesized images.
     static var sceneLayers: [(layer: OverlayLayer, image: OverlayImage)] {
         [
-            (OverlayLayer(feature: .eyes, image: "sunglasses", sizeRatio: [1.4, 3.0], offset: [0, 0.1]),
-             softEllipse(width: 240, height: 80, colour: [20, 20, 30, 230])),
-            (OverlayLayer(feature: .mouth, image: "moustache", sizeRatio: [1.2, 0.6], offset: [0, -0.6]),
-             softEllipse(width: 160, height: 50, colour: [60, 40, 20, 255])),
-            (OverlayLayer(feature: .face, image: "hat", sizeRatio: [1.1, 0.5], offset: [0, -0.7], opacity: 0.9),
-             softEllipse(width: 200, height: 120, colour: [200, 30, 30, 255])),
+            (
+                OverlayLayer(feature: .eyes, image: "sunglasses", sizeRatio: [1.4, 3.0], offset: [0, 0.1]),
+                softEllipse(width: 240, height: 80, colour: [20, 20, 30, 230])
+            ),
+            (
+                OverlayLayer(feature: .mouth, image: "moustache", sizeRatio: [1.2, 0.6], offset: [0, -0.6]),
+                softEllipse(width: 160, height: 50, colour: [60, 40, 20, 255])
+            ),
+            (
+                OverlayLayer(feature: .face, image: "hat", sizeRatio: [1.1, 0.5], offset: [0, -0.7], opacity: 0.9),
+                softEllipse(width: 200, height: 120, colour: [200, 30, 30, 255])
+            ),
         ]
     }
 
     /// An ellipse filling the image with a 2-pixel antialiased edge on a transparent background.
     static func softEllipse(width: Int, height: Int, colour: SIMD4<UInt8>) -> OverlayImage {
         var bytes = [UInt8](repeating: 0, count: width * height * 4)
-        let rx = Float(width) / 2, ry = Float(height) / 2
+        let rx = Float(width) / 2
+        let ry = Float(height) / 2
         for y in 0..<height {
             for x in 0..<width {
-                let dx = (Float(x) + 0.5 - rx) / rx, dy = (Float(y) + 0.5 - ry) / ry
+                let dx = (Float(x) + 0.5 - rx) / rx
+                let dy = (Float(y) + 0.5 - ry) / ry
                 let edge = (1 - (dx * dx + dy * dy).squareRoot()) * min(rx, ry) / 2
                 let a = Float(colour.w) * min(1, max(0, edge))
                 let i = 4 * (y * width + x)
@@ -92,7 +102,9 @@ public enum OverlayBenchmark {
         for i in 0...3 { p[27 + i] = SIMD2(0, -0.05 + 0.1 * Float(i)) }  // nose bridge
         for i in 0...4 { p[31 + i] = SIMD2(-0.1 + 0.05 * Float(i), 0.38) }  // nostrils
         func eye(_ first: Int, _ cx: Float) {
-            let offsets: [SIMD2<Float>] = [[-0.2, 0], [-0.08, -0.06], [0.08, -0.06], [0.2, 0], [0.08, 0.06], [-0.08, 0.06]]
+            let offsets: [SIMD2<Float>] = [
+                [-0.2, 0], [-0.08, -0.06], [0.08, -0.06], [0.2, 0], [0.08, 0.06], [-0.08, 0.06],
+            ]
             for (k, o) in offsets.enumerated() { p[first + k] = SIMD2(cx, 0) + o }
         }
         eye(36, -0.3)
@@ -105,10 +117,12 @@ public enum OverlayBenchmark {
             let t = 2 * Float.pi * Float(i) / 8
             p[60 + i] = SIMD2(-0.2 * cos(t), 0.62 - 0.03 * sin(t))
         }
-        let c = cos(roll), s = sin(roll)
-        return Landmarks(points: InlineArray { i in
-            let q = p[i] * interocular
-            return center + SIMD2(c * q.x - s * q.y, s * q.x + c * q.y)
-        })
+        let c = cos(roll)
+        let s = sin(roll)
+        return Landmarks(
+            points: InlineArray { i in
+                let q = p[i] * interocular
+                return center + SIMD2(c * q.x - s * q.y, s * q.x + c * q.y)
+            })
     }
 }

@@ -54,7 +54,8 @@ public struct OverlayImage: Sendable, Equatable {
             }
         }
         defer { wo_image_destroy(handle) }
-        let w = Int(wo_image_width(handle)), h = Int(wo_image_height(handle))
+        let w = Int(wo_image_width(handle))
+        let h = Int(wo_image_height(handle))
         let bytes = Array(UnsafeBufferPointer(start: wo_image_rgba(handle), count: w * h * 4))
         return OverlayImage(width: w, height: h, rgba: bytes)
     }

@@ -22,8 +22,10 @@ public struct OverlayLayer: Sendable, Equatable {
     /// Opacity multiplied into the image's alpha, 0...1 (default 1).
     public var opacity: Float
 
-    public init(feature: FaceFeature, image: String, sizeRatio: SIMD2<Float> = [1, 1], offset: SIMD2<Float> = [0, 0],
-                rotate: Bool = true, opacity: Float = 1) {
+    public init(
+        feature: FaceFeature, image: String, sizeRatio: SIMD2<Float> = [1, 1], offset: SIMD2<Float> = [0, 0],
+        rotate: Bool = true, opacity: Float = 1
+    ) {
         self.feature = feature
         self.image = image
         self.sizeRatio = sizeRatio
@@ -139,9 +141,10 @@ struct AnyKey: CodingKey {
 /// Throws `dataCorrupted` at the first key of `container` not in `known`.
 func refuseUnknownKeys(_ container: KeyedDecodingContainer<AnyKey>, known: Set<String>) throws {
     for key in container.allKeys where !known.contains(key.stringValue) {
-        throw DecodingError.dataCorrupted(.init(
-            codingPath: container.codingPath + [key],
-            debugDescription: "unknown key (expected one of \(known.sorted().joined(separator: ", ")))"))
+        throw DecodingError.dataCorrupted(
+            .init(
+                codingPath: container.codingPath + [key],
+                debugDescription: "unknown key (expected one of \(known.sorted().joined(separator: ", ")))"))
     }
 }
 
@@ -164,15 +167,18 @@ struct LayerEntry: Decodable {
         let featureKey = AnyKey("feature")
         let featureName = try c.decode(String.self, forKey: featureKey)
         guard let feature = FaceFeature(rawValue: featureName) else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: c.codingPath + [featureKey],
-                debugDescription: "unknown feature '\(featureName)' (expected one of "
-                    + FaceFeature.allCases.map(\.rawValue).joined(separator: ", ") + ")"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: c.codingPath + [featureKey],
+                    debugDescription: "unknown feature '\(featureName)' (expected one of "
+                        + FaceFeature.allCases.map(\.rawValue).joined(separator: ", ") + ")"))
         }
         let image = try c.decode(String.self, forKey: AnyKey("image"))
         guard !image.isEmpty else {
-            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [AnyKey("image")],
-                                                   debugDescription: "empty image path"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: c.codingPath + [AnyKey("image")],
+                    debugDescription: "empty image path"))
         }
         var ratio = SIMD2<Float>(1, 1)
         let ratioKey = AnyKey("sizeRatio")
@@ -196,25 +202,32 @@ struct LayerEntry: Decodable {
             offset.x = try o.decodeIfPresent(Float.self, forKey: AnyKey("x")) ?? 0
             offset.y = try o.decodeIfPresent(Float.self, forKey: AnyKey("y")) ?? 0
             for (key, v) in [("x", offset.x), ("y", offset.y)] where !v.isFinite {
-                throw DecodingError.dataCorrupted(.init(codingPath: o.codingPath + [AnyKey(key)],
-                                                       debugDescription: "expected a finite number"))
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: o.codingPath + [AnyKey(key)],
+                        debugDescription: "expected a finite number"))
             }
         }
         let rotate = try c.decodeIfPresent(Bool.self, forKey: AnyKey("rotate")) ?? true
         let opacityKey = AnyKey("opacity")
         let opacity = try c.decodeIfPresent(Float.self, forKey: opacityKey) ?? 1
         guard (0...1).contains(opacity) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [opacityKey],
-                                                   debugDescription: "expected a number in 0...1, got \(opacity)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: c.codingPath + [opacityKey],
+                    debugDescription: "expected a number in 0...1, got \(opacity)"))
         }
-        layer = OverlayLayer(feature: feature, image: image, sizeRatio: ratio, offset: offset, rotate: rotate,
-                             opacity: opacity)
+        layer = OverlayLayer(
+            feature: feature, image: image, sizeRatio: ratio, offset: offset, rotate: rotate,
+            opacity: opacity)
     }
 
     static func requirePositive(_ value: Float, at path: [any CodingKey]) throws {
         guard value > 0, value.isFinite else {
-            throw DecodingError.dataCorrupted(.init(codingPath: path,
-                                                   debugDescription: "expected a positive number, got \(value)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: path,
+                    debugDescription: "expected a positive number, got \(value)"))
         }
     }
 }

@@ -29,8 +29,9 @@ public func writeImage(_ buffer: PixelBuffer, to path: String) throws {
         throw OverlayError(.internal, path: path, reason: "the frame buffer has no BGR plane (wantsColor is false)")
     }
     var message = [CChar](repeating: 0, count: 256)
-    let status = wo_image_write(path, buffer.bgr, Int32(buffer.width), Int32(buffer.height), Int32(3 * buffer.width),
-                                &message, message.count)
+    let status = wo_image_write(
+        path, buffer.bgr, Int32(buffer.width), Int32(buffer.height), Int32(3 * buffer.width),
+        &message, message.count)
     guard status == WO_OK else { throw OverlayError(.output, path: path, reason: String(cString: message)) }
 }
 
@@ -52,8 +53,9 @@ public final class OverlayVideoWriter {
         self.height = height
         var out: OpaquePointer?
         var message = [CChar](repeating: 0, count: 256)
-        let status = wo_video_writer_open(path, Int32(width), Int32(height), framesPerSecond, &out, &message,
-                                          message.count)
+        let status = wo_video_writer_open(
+            path, Int32(width), Int32(height), framesPerSecond, &out, &message,
+            message.count)
         guard status == WO_OK, let out else {
             let reason = String(cString: message)
             throw OverlayError(.output, path: path, reason: reason.isEmpty ? "cannot open the video writer" : reason)
@@ -68,11 +70,14 @@ public final class OverlayVideoWriter {
     public func write(_ buffer: PixelBuffer) throws {
         guard let handle else { throw OverlayError(.output, path: path, reason: "the video writer is closed") }
         guard buffer.wantsColor, buffer.width == width, buffer.height == height else {
-            throw OverlayError(.output, path: path,
-                               reason: "frame \(frameCount) is \(buffer.width)x\(buffer.height), expected \(width)x\(height)")
+            throw OverlayError(
+                .output, path: path,
+                reason: "frame \(frameCount) is \(buffer.width)x\(buffer.height), expected \(width)x\(height)")
         }
         let status = wo_video_writer_write(handle, buffer.bgr, Int32(3 * width))
-        guard status == WO_OK else { throw OverlayError(.output, path: path, reason: "encoding frame \(frameCount) failed") }
+        guard status == WO_OK else {
+            throw OverlayError(.output, path: path, reason: "encoding frame \(frameCount) failed")
+        }
         frameCount += 1
     }
 
@@ -102,11 +107,14 @@ public enum OverlayRun {
     ///   - faces: the faces of one frame (e.g. `FaceTracker.detectAll`).
     /// - Throws: `OverlayError.output` for an unknown output extension, an image output from an input with
     ///   more than one frame, or a write failure; whatever `source` and `faces` throw.
-    public static func run(source: any FrameSource, output: String, renderer: OverlayRenderer, mirrored: Bool = false,
-                           faces: (PixelBuffer) throws -> [FaceObservation]) throws -> OverlayRunSummary {
+    public static func run(
+        source: any FrameSource, output: String, renderer: OverlayRenderer, mirrored: Bool = false,
+        faces: (PixelBuffer) throws -> [FaceObservation]
+    ) throws -> OverlayRunSummary {
         guard let kind = OverlayOutputKind(path: output) else {
-            throw OverlayError(.output, path: output,
-                               reason: "unknown output extension (use .png, .jpg, .jpeg, .mp4, .m4v, .mov, .avi or .mkv)")
+            throw OverlayError(
+                .output, path: output,
+                reason: "unknown output extension (use .png, .jpg, .jpeg, .mp4, .m4v, .mov, .avi or .mkv)")
         }
         let buffer = PixelBuffer(wantsColor: true)
         var summary = OverlayRunSummary(frames: 0, faces: 0)
@@ -114,8 +122,10 @@ public enum OverlayRun {
         defer { writer?.close() }
         while try source.read(into: buffer) != nil {
             if kind == .image && summary.frames == 1 {
-                throw OverlayError(.output, path: output, reason: "an image output needs a still image input, "
-                                   + "but \(source.name) has more than one frame (use a video extension)")
+                throw OverlayError(
+                    .output, path: output,
+                    reason: "an image output needs a still image input, "
+                        + "but \(source.name) has more than one frame (use a video extension)")
             }
             let found = try faces(buffer)
             try renderer.render(found, on: buffer, mirrored: mirrored)
@@ -125,8 +135,9 @@ public enum OverlayRun {
                 try writeImage(buffer, to: output)
             case .video:
                 if writer == nil {
-                    writer = try OverlayVideoWriter(path: output, width: buffer.width, height: buffer.height,
-                                                    framesPerSecond: source.nominalFrameRate ?? 30)
+                    writer = try OverlayVideoWriter(
+                        path: output, width: buffer.width, height: buffer.height,
+                        framesPerSecond: source.nominalFrameRate ?? 30)
                 }
                 try writer?.write(buffer)
             }

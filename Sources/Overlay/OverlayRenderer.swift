@@ -69,17 +69,21 @@ public final class OverlayRenderer {
     /// - Throws: `OverlayError.internal` when the buffer has no colour plane or OpenCV fails.
     public func render(landmarks faces: [Landmarks], on buffer: PixelBuffer, mirrored: Bool = false) throws {
         guard buffer.wantsColor else {
-            throw OverlayError(.internal, path: "frame", reason: "the frame buffer has no BGR plane (wantsColor is false)")
+            throw OverlayError(
+                .internal, path: "frame", reason: "the frame buffer has no BGR plane (wantsColor is false)")
         }
-        try render(landmarks: faces, bgr: buffer.bgr, width: buffer.width, height: buffer.height,
-                   stride: 3 * buffer.width, mirrored: mirrored)
+        try render(
+            landmarks: faces, bgr: buffer.bgr, width: buffer.width, height: buffer.height,
+            stride: 3 * buffer.width, mirrored: mirrored)
     }
 
     /// Draws every layer on every face into a BGR24 plane (`width` x `height` pixels, rows `stride` bytes
     /// apart, origin top-left). `mirrored` as in `render(_:on:mirrored:)`.
     /// - Throws: `OverlayError.internal` when OpenCV fails.
-    public func render(landmarks faces: [Landmarks], bgr: UnsafeMutablePointer<UInt8>, width: Int, height: Int,
-                       stride: Int, mirrored: Bool = false) throws {
+    public func render(
+        landmarks faces: [Landmarks], bgr: UnsafeMutablePointer<UInt8>, width: Int, height: Int,
+        stride: Int, mirrored: Bool = false
+    ) throws {
         for face in faces {
             for (index, layer) in layers.enumerated() {
                 var placement = LayerPlacement.place(layer, on: face)
@@ -95,21 +99,27 @@ public final class OverlayRenderer {
     @discardableResult
     public func draw(_ index: Int, at placement: LayerPlacement, on buffer: PixelBuffer) throws -> Int {
         guard buffer.wantsColor else {
-            throw OverlayError(.internal, path: "frame", reason: "the frame buffer has no BGR plane (wantsColor is false)")
+            throw OverlayError(
+                .internal, path: "frame", reason: "the frame buffer has no BGR plane (wantsColor is false)")
         }
-        return try draw(index, at: placement, bgr: buffer.bgr, width: buffer.width, height: buffer.height,
-                        stride: 3 * buffer.width)
+        return try draw(
+            index, at: placement, bgr: buffer.bgr, width: buffer.width, height: buffer.height,
+            stride: 3 * buffer.width)
     }
 
     @discardableResult
-    func draw(_ index: Int, at placement: LayerPlacement, bgr: UnsafeMutablePointer<UInt8>, width: Int, height: Int,
-              stride: Int) throws -> Int {
+    func draw(
+        _ index: Int, at placement: LayerPlacement, bgr: UnsafeMutablePointer<UInt8>, width: Int, height: Int,
+        stride: Int
+    ) throws -> Int {
         var drawn: Int32 = 0
-        let p = wo_placement(center_x: placement.center.x, center_y: placement.center.y, width: placement.size.x,
-                             height: placement.size.y, angle: placement.angle, mirrored: placement.mirrored ? 1 : 0)
+        let p = wo_placement(
+            center_x: placement.center.x, center_y: placement.center.y, width: placement.size.x,
+            height: placement.size.y, angle: placement.angle, mirrored: placement.mirrored ? 1 : 0)
         let status = wo_layer_draw(cache[index].handle, bgr, Int32(width), Int32(height), Int32(stride), p, &drawn)
         guard status == WO_OK else {
-            throw OverlayError(.internal, path: layers[index].image, reason: "drawing failed (status \(status.rawValue))")
+            throw OverlayError(
+                .internal, path: layers[index].image, reason: "drawing failed (status \(status.rawValue))")
         }
         return Int(drawn)
     }
@@ -122,8 +132,9 @@ final class CachedLayer {
     init(image: OverlayImage, opacity: Float, name: String) throws {
         var out: OpaquePointer?
         let status = image.rgba.withUnsafeBufferPointer {
-            wo_layer_create($0.baseAddress, Int32(image.width), Int32(image.height), Int32(4 * image.width), opacity,
-                            &out)
+            wo_layer_create(
+                $0.baseAddress, Int32(image.width), Int32(image.height), Int32(4 * image.width), opacity,
+                &out)
         }
         guard status == WO_OK, let out else {
             throw OverlayError(.internal, path: name, reason: "cannot cache the layer (status \(status.rawValue))")

@@ -23,7 +23,8 @@ struct CompositingTests {
     func composites(_ image: OverlayImage, over background: PixelBuffer) throws -> [[UInt8]] {
         let renderer = try OverlayRenderer(layers: [OverlayLayer(feature: .face, image: "")], images: [image])
         let c = PixelPoint(Float(background.width) / 2, Float(background.height) / 2)
-        let w = Float(image.width), h = Float(image.height)
+        let w = Float(image.width)
+        let h = Float(image.height)
         let placements = [
             LayerPlacement(center: c, size: [w, h], angle: 0),
             LayerPlacement(center: c, size: [w * 0.45, h * 0.45], angle: 0),
@@ -66,7 +67,8 @@ struct CompositingTests {
 
     @Test func opacityScalesAlpha() throws {
         let red = OverlayImage(width: 10, height: 10, filledWith: [255, 0, 0, 255])
-        let renderer = try OverlayRenderer(layers: [OverlayLayer(feature: .face, image: "", opacity: 0.25)], images: [red])
+        let renderer = try OverlayRenderer(
+            layers: [OverlayLayer(feature: .face, image: "", opacity: 0.25)], images: [red])
         let frame = solidFrame(width: 30, height: 30, bgr: [0, 0, 0])
         try renderer.draw(0, at: LayerPlacement(center: [15, 15], size: [10, 10], angle: 0), on: frame)
         #expect(abs(Int(frame.pixel(15, 15).z) - 64) <= 1)
@@ -90,7 +92,8 @@ struct CompositingTests {
         let path = Paths.overlay("sunglasses_palette_trns.png")
         let decoded = try OverlayImage.decode(path: path)
         let chunks = try PNGChunks(path: path)
-        let plte = try #require(chunks["PLTE"]), trns = try #require(chunks["tRNS"])
+        let plte = try #require(chunks["PLTE"])
+        let trns = try #require(chunks["tRNS"])
         var entries: Set<SIMD4<UInt8>> = []
         for i in 0..<(plte.count / 3) {
             let alpha = i < trns.count ? trns[i] : 255
@@ -216,7 +219,8 @@ struct CompositingTests {
             try OverlayImage.decode(path: Paths.overlay(name))
         } throws: { error in
             guard let e = error as? OverlayError else { return false }
-            return e.code == .notDecodable && e.exitCode.rawValue == 65 && e.description.hasPrefix(Paths.overlay(name) + ": ")
+            return e.code == .notDecodable && e.exitCode.rawValue == 65
+                && e.description.hasPrefix(Paths.overlay(name) + ": ")
         }
     }
 
@@ -250,11 +254,15 @@ struct CompositingTests {
 
     @Test func everyDecodablePNGInTheFolderIsCovered() throws {
         // A new fixture must be added to one of the tests above.
-        let covered: Set<String> = ["sunglasses_rgba8.png", "sunglasses_interlaced.png", "sunglasses_palette_trns.png",
-                                    "gray50_rgba16.png", "gray_ga16.png", "square_rgb_trns.png", "disc_1bit.png",
-                                    "mustache_gray_alpha8.png", "red_disc_rgba8.png", "corrupt_truncated.png",
-                                    "not_a_png.png"]
-        let files = try FileManager.default.contentsOfDirectory(atPath: Paths.overlays.path).filter { $0.hasSuffix(".png") }
+        let covered: Set<String> = [
+            "sunglasses_rgba8.png", "sunglasses_interlaced.png", "sunglasses_palette_trns.png",
+            "gray50_rgba16.png", "gray_ga16.png", "square_rgb_trns.png", "disc_1bit.png",
+            "mustache_gray_alpha8.png", "red_disc_rgba8.png", "corrupt_truncated.png",
+            "not_a_png.png",
+        ]
+        let files = try FileManager.default.contentsOfDirectory(atPath: Paths.overlays.path).filter {
+            $0.hasSuffix(".png")
+        }
         #expect(Set(files) == covered)
     }
 }

@@ -10,28 +10,34 @@ import WinkCore
 /// Tolerance: at most 0.02 % of the pixels (about 10 of a 250x190 image) may differ by more than `tolerance`
 /// levels in any channel (room for another libjpeg decoding the photo or another OpenCV's rounding), and the
 /// mean difference must stay < 0.5; a layer moved or faded by any visible amount fails.
-func assertGolden(_ frame: PixelBuffer, named name: String, scale: Int = 2, tolerance: Int = 3,
-                  sourceLocation: SourceLocation = #_sourceLocation) throws {
+func assertGolden(
+    _ frame: PixelBuffer, named name: String, scale: Int = 2, tolerance: Int = 3,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
     let small = shrink(frame, by: scale)
     let path = Paths.golden.appendingPathComponent(name + ".png").path
     let record = ProcessInfo.processInfo.environment["WINK_RECORD_GOLDEN"] == "1"
     if record || !FileManager.default.fileExists(atPath: path) {
         try FileManager.default.createDirectory(at: Paths.golden, withIntermediateDirectories: true)
         try writeImage(small, to: path)
-        Issue.record(Comment(rawValue: "Recorded golden image \(path); re-run without WINK_RECORD_GOLDEN to compare."),
-                     sourceLocation: sourceLocation)
+        Issue.record(
+            Comment(rawValue: "Recorded golden image \(path); re-run without WINK_RECORD_GOLDEN to compare."),
+            sourceLocation: sourceLocation)
         return
     }
     let golden = try OverlayImage.decode(path: path)
     guard golden.width == small.width, golden.height == small.height else {
-        Issue.record(Comment(rawValue: "\(name): size \(small.width)x\(small.height), golden \(golden.width)x\(golden.height)"),
-                     sourceLocation: sourceLocation)
+        Issue.record(
+            Comment(rawValue: "\(name): size \(small.width)x\(small.height), golden \(golden.width)x\(golden.height)"),
+            sourceLocation: sourceLocation)
         return
     }
-    var off = 0, total = 0
+    var off = 0
+    var total = 0
     for y in 0..<small.height {
         for x in 0..<small.width {
-            let a = small.pixel(x, y), g = golden[x, y]
+            let a = small.pixel(x, y)
+            let g = golden[x, y]
             let d = [abs(Int(a.x) - Int(g.z)), abs(Int(a.y) - Int(g.y)), abs(Int(a.z) - Int(g.x))]
             total += d.reduce(0, +)
             if d.max()! > tolerance { off += 1 }
@@ -42,7 +48,8 @@ func assertGolden(_ frame: PixelBuffer, named name: String, scale: Int = 2, tole
     if Double(off) > 0.0002 * Double(pixels) || mean >= 0.5 {
         let actual = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-actual.png").path
         try? writeImage(small, to: actual)
-        let message = "\(name): \(off) of \(pixels) pixels differ by more than \(tolerance) (mean \(mean)); "
+        let message =
+            "\(name): \(off) of \(pixels) pixels differ by more than \(tolerance) (mean \(mean)); "
             + "actual image written to \(actual)"
         Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
     }
@@ -50,14 +57,17 @@ func assertGolden(_ frame: PixelBuffer, named name: String, scale: Int = 2, tole
 
 /// `frame` shrunk by an integer factor with a box filter (rounded means).
 func shrink(_ frame: PixelBuffer, by scale: Int) -> PixelBuffer {
-    let w = frame.width / scale, h = frame.height / scale
+    let w = frame.width / scale
+    let h = frame.height / scale
     let out = PixelBuffer(wantsColor: true)
     out.resize(width: w, height: h)
     for y in 0..<h {
         for x in 0..<w {
             var sum = SIMD3<Int>(repeating: 0)
             for dy in 0..<scale {
-                for dx in 0..<scale { sum &+= SIMD3<Int>(truncatingIfNeeded: frame.pixel(x * scale + dx, y * scale + dy)) }
+                for dx in 0..<scale {
+                    sum &+= SIMD3<Int>(truncatingIfNeeded: frame.pixel(x * scale + dx, y * scale + dy))
+                }
             }
             let n = scale * scale
             let mean = (sum &+ n / 2) / n

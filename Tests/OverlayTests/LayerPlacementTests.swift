@@ -15,11 +15,13 @@ struct LayerPlacementTests {
 
     /// `landmarks` turned by `angle` radians about `pivot`.
     func rotated(_ landmarks: Landmarks, by angle: Float, about pivot: PixelPoint) -> Landmarks {
-        let c = cos(angle), s = sin(angle)
-        return Landmarks(points: InlineArray { i in
-            let d = landmarks[i] - pivot
-            return pivot + SIMD2(c * d.x - s * d.y, s * d.x + c * d.y)
-        })
+        let c = cos(angle)
+        let s = sin(angle)
+        return Landmarks(
+            points: InlineArray { i in
+                let d = landmarks[i] - pivot
+                return pivot + SIMD2(c * d.x - s * d.y, s * d.x + c * d.y)
+            })
     }
 
     @Test func theFixturesHaveLabelledFaces() {
@@ -70,8 +72,9 @@ struct LayerPlacementTests {
     @Test func offsetHalfMovesDownByHalfTheBoxHeight() {
         for face in Self.faces {
             let box = face.boundingBox(.leftEye)
-            let moved = LayerPlacement.place(OverlayLayer(feature: .leftEye, image: "", offset: [0, 0.5], rotate: false),
-                                             on: face)
+            let moved = LayerPlacement.place(
+                OverlayLayer(feature: .leftEye, image: "", offset: [0, 0.5], rotate: false),
+                on: face)
             #expect(close(moved.center, box.center + SIMD2(0, 0.5 * box.height)))
             #expect(close(moved.size, SIMD2(box.width, box.height)))
             // Turned with the face, "down" is the face's own down.
@@ -101,7 +104,8 @@ struct LayerPlacementTests {
             for degrees: Float in [-35, -10, 20, 40] {
                 let angle = degrees * .pi / 180
                 let turned = LayerPlacement.place(layer, on: rotated(face, by: angle, about: pivot))
-                let c = cos(angle), s = sin(angle)
+                let c = cos(angle)
+                let s = sin(angle)
                 let d = upright.center - pivot
                 #expect(close(turned.center, pivot + SIMD2(c * d.x - s * d.y, s * d.x + c * d.y), 2e-3))
                 #expect(close(turned.size, upright.size, 2e-3))
@@ -113,7 +117,9 @@ struct LayerPlacementTests {
     @Test func affineMapsTheImageCornersOntoTheRectangle() {
         let p = LayerPlacement(center: [100, 50], size: [40, 20], angle: 0.3)
         let m = p.affine(imageSize: [80, 10])
-        func apply(_ u: Float, _ v: Float) -> SIMD2<Float> { SIMD2(m[0] * u + m[1] * v + m[2], m[3] * u + m[4] * v + m[5]) }
+        func apply(_ u: Float, _ v: Float) -> SIMD2<Float> {
+            SIMD2(m[0] * u + m[1] * v + m[2], m[3] * u + m[4] * v + m[5])
+        }
         // Pixel centres at integers: the image's outer edge is at -0.5 and size - 0.5.
         #expect(close(apply(-0.5, -0.5), p.corners[0]))
         #expect(close(apply(79.5, -0.5), p.corners[1]))
@@ -134,7 +140,9 @@ struct LayerPixelTests {
     /// Every pixel whose centre is at least 1 px inside `placement` is red; every one at least 1.5 px
     /// outside is unchanged.
     func checkCoverage(_ placement: LayerPlacement, drawn: PixelBuffer, original: PixelBuffer) {
-        var inside = 0, wrongInside = 0, wrongOutside = 0
+        var inside = 0
+        var wrongInside = 0
+        var wrongOutside = 0
         for y in 0..<drawn.height {
             for x in 0..<drawn.width {
                 let p = PixelPoint(Float(x), Float(y))
@@ -164,8 +172,13 @@ struct LayerPixelTests {
             let box = face.boundingBox(.leftEye)
             #expect(placement.center.y - box.center.y == 0.5 * box.height)
             let pad: Float = 6
-            for y in Int(placement.center.y - placement.size.y / 2 - pad)...Int(placement.center.y + placement.size.y / 2 + pad) {
-                for x in Int(placement.center.x - placement.size.x / 2 - pad)...Int(placement.center.x + placement.size.x / 2 + pad) {
+            for y in Int(
+                placement.center.y - placement.size.y / 2 - pad)...Int(placement.center.y + placement.size.y / 2 + pad)
+            {
+                for x in Int(
+                    placement.center.x - placement.size.x / 2 - pad)...Int(
+                        placement.center.x + placement.size.x / 2 + pad)
+                {
                     let p = PixelPoint(Float(x), Float(y))
                     if placement.contains(p, inset: 1) { #expect(drawn.pixel(x, y) == Self.redBGR) }
                     if !placement.contains(p, inset: -1.5) { #expect(drawn.pixel(x, y) == photo.pixel(x, y)) }
@@ -178,11 +191,13 @@ struct LayerPixelTests {
         let face = try #require(LayerPlacementTests.faces.first)
         let pivot = face.centroid(.face)
         let angle: Float = 30 * .pi / 180
-        let c = cos(angle), s = sin(angle)
-        let turned = Landmarks(points: InlineArray { i in
-            let d = face[i] - pivot
-            return pivot + SIMD2(c * d.x - s * d.y, s * d.x + c * d.y)
-        })
+        let c = cos(angle)
+        let s = sin(angle)
+        let turned = Landmarks(
+            points: InlineArray { i in
+                let d = face[i] - pivot
+                return pivot + SIMD2(c * d.x - s * d.y, s * d.x + c * d.y)
+            })
         let layer = OverlayLayer(feature: .eyes, image: "red", sizeRatio: [1.2, 3])
         let placement = LayerPlacement.place(layer, on: turned)
         #expect(abs(placement.angle - (LayerPlacement.roll(face) + angle)) < 1e-4)
@@ -232,7 +247,8 @@ struct MirroredRenderingTests {
         let out = frame.clone()
         for y in 0..<frame.height {
             for x in 0..<frame.width {
-                let s = 3 * (y * frame.width + (frame.width - 1 - x)), d = 3 * (y * frame.width + x)
+                let s = 3 * (y * frame.width + (frame.width - 1 - x))
+                let d = 3 * (y * frame.width + x)
                 for k in 0..<3 { out.bgr[d + k] = frame.bgr[s + k] }
             }
         }
@@ -252,7 +268,8 @@ struct MirroredRenderingTests {
         try renderer.render(landmarks: faces, on: selfie, mirrored: true)
         // OpenCV's warpAffine rounds sample positions to 1/32 pixel, which is not symmetric under a flip: a few
         // antialiased edge pixels may differ by a few levels.
-        let a = selfie.bgrBytes, b = mirror(straight).bgrBytes
+        let a = selfie.bgrBytes
+        let b = mirror(straight).bgrBytes
         let off = zip(a, b).filter { abs(Int($0) - Int($1)) > 1 }.count
         #expect(maximumDifference(a, b) <= 4)
         #expect(off <= 5, "\(off) samples differ by more than 1")
@@ -266,7 +283,8 @@ struct MirroredRenderingTests {
         #expect(m.angle == -0.3)
         #expect(m.mirrored)
         // The image's top-left corner lands on the reflection of where it was.
-        let a = p.corners[0], b = m.corners[0]
+        let a = p.corners[0]
+        let b = m.corners[0]
         #expect(abs(b.x - (100 - a.x)) < 1e-4 && abs(b.y - a.y) < 1e-4)
         #expect(m.mirroredPlacement(frameWidth: 101) == p)
     }

@@ -24,7 +24,8 @@ struct OverlayLayoutTests {
     }
 
     @Test func specExampleParsesWithDefaults() throws {
-        let layout = try parse("""
+        let layout = try parse(
+            """
             {"layers": [
               {"feature": "eyes", "image": "sunglasses.png", "sizeRatio": {"width": 1.4, "height": 3.0},
                "offset": {"x": 0.0, "y": 0.1}, "rotate": true, "opacity": 1.0},
@@ -34,14 +35,20 @@ struct OverlayLayoutTests {
             ]}
             """)
         #expect(layout.layers.count == 3)
-        #expect(layout.layers[0] == OverlayLayer(feature: .eyes, image: "/layouts/sunglasses.png",
-                                                 sizeRatio: [1.4, 3.0], offset: [0, 0.1]))
+        #expect(
+            layout.layers[0]
+                == OverlayLayer(
+                    feature: .eyes, image: "/layouts/sunglasses.png",
+                    sizeRatio: [1.4, 3.0], offset: [0, 0.1]))
         #expect(layout.layers[1].image == "/layouts/moustache.png")
         #expect(layout.layers[1].rotate == true)
         #expect(layout.layers[1].opacity == 1)
         #expect(layout.layers[1].offset == [0, -0.6])
-        #expect(layout.layers[2] == OverlayLayer(feature: .leftEye, image: "/abs/patch.png", sizeRatio: [2, 2],
-                                                 rotate: false, opacity: 0.25))
+        #expect(
+            layout.layers[2]
+                == OverlayLayer(
+                    feature: .leftEye, image: "/abs/patch.png", sizeRatio: [2, 2],
+                    rotate: false, opacity: 0.25))
     }
 
     @Test func everyFeatureNameMapsToItsIBUGGroup() throws {
@@ -65,21 +72,29 @@ struct OverlayLayoutTests {
         #expect(badLayoutReason("{}") == "layers: missing")
         #expect(badLayoutReason(#"{"layers": [{"image": "a.png"}]}"#) == "layers[0].feature: missing")
         #expect(badLayoutReason(#"{"layers": [{"feature": "eyes"}]}"#) == "layers[0].image: missing")
-        #expect(badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png"}, {"feature": "ears", "image": "b.png"}]}"#)?
-            .hasPrefix("layers[1].feature: unknown feature 'ears'") == true)
-        #expect(badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "sizeRatio": {"width": -1}}]}"#)?
-            .hasPrefix("layers[0].sizeRatio.width: expected a positive number") == true)
-        #expect(badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "sizeRatio": {"height": "big"}}]}"#)
-            == "layers[0].sizeRatio.height: expected a number")
-        #expect(badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "offset": {"x": "left"}}]}"#)
-            == "layers[0].offset.x: expected a number")
-        #expect(badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "opacity": 1.5}]}"#)?
-            .hasPrefix("layers[0].opacity: expected a number in 0...1") == true)
+        #expect(
+            badLayoutReason(
+                #"{"layers": [{"feature": "eyes", "image": "a.png"}, {"feature": "ears", "image": "b.png"}]}"#)?
+                .hasPrefix("layers[1].feature: unknown feature 'ears'") == true)
+        #expect(
+            badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "sizeRatio": {"width": -1}}]}"#)?
+                .hasPrefix("layers[0].sizeRatio.width: expected a positive number") == true)
+        #expect(
+            badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "sizeRatio": {"height": "big"}}]}"#)
+                == "layers[0].sizeRatio.height: expected a number")
+        #expect(
+            badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "offset": {"x": "left"}}]}"#)
+                == "layers[0].offset.x: expected a number")
+        #expect(
+            badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "opacity": 1.5}]}"#)?
+                .hasPrefix("layers[0].opacity: expected a number in 0...1") == true)
         #expect(badLayoutReason(#"{"layers": ["eyes"]}"#) == "layers[0]: expected an object")
-        #expect(badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "rotate": "yes"}]}"#)
-            == "layers[0].rotate: expected true or false")
-        #expect(badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "opactiy": 0.5}]}"#)?
-            .hasPrefix("layers[0].opactiy: unknown key") == true)
+        #expect(
+            badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "rotate": "yes"}]}"#)
+                == "layers[0].rotate: expected true or false")
+        #expect(
+            badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "opactiy": 0.5}]}"#)?
+                .hasPrefix("layers[0].opactiy: unknown key") == true)
         #expect(badLayoutReason(#"{"layers": {"feature": "eyes"}}"#) == "layers: expected an array")
     }
 
@@ -93,7 +108,8 @@ struct OverlayLayoutTests {
     }
 
     @Test func imagePathsResolveAgainstTheLayoutFolder() throws {
-        let layout = try OverlayLayout.load(path: Paths.resources.appendingPathComponent("glasses_and_moustache.json").path)
+        let layout = try OverlayLayout.load(
+            path: Paths.resources.appendingPathComponent("glasses_and_moustache.json").path)
         #expect(layout.layers.count == 2)
         for layer in layout.layers {
             #expect(FileManager.default.fileExists(atPath: layer.image), "\(layer.image)")
@@ -113,7 +129,8 @@ struct OverlayLayoutTests {
             try OverlayRenderer(layout: layout)
         } throws: { error in
             guard let e = error as? OverlayError else { return false }
-            return e.code == .missing && e.exitCode.rawValue == 66 && e.path == folder.appendingPathComponent("gone.png").path
+            return e.code == .missing && e.exitCode.rawValue == 66
+                && e.path == folder.appendingPathComponent("gone.png").path
         }
     }
 

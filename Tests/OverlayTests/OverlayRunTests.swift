@@ -13,7 +13,8 @@ struct OverlayRunTests {
     /// An opaque orange square (square_rgb_trns.png's centre) on the nose, so every face gets a visible mark.
     func noseLayout(in folder: URL) throws -> OverlayLayout {
         let path = folder.appendingPathComponent("nose.json")
-        let json = #"{"layers": [{"feature": "nose", "image": "\#(Paths.overlay("square_rgb_trns.png"))", "sizeRatio": 2.5}]}"#
+        let json =
+            #"{"layers": [{"feature": "nose", "image": "\#(Paths.overlay("square_rgb_trns.png"))", "sizeRatio": 2.5}]}"#
         try Data(json.utf8).write(to: path)
         return try OverlayLayout.load(path: path.path)
     }
@@ -48,12 +49,14 @@ struct OverlayRunTests {
         let folder = try Paths.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let renderer = try OverlayRenderer(
-            layout: try OverlayLayout.load(path: Paths.resources.appendingPathComponent("glasses_and_moustache.json").path))
+            layout: try OverlayLayout.load(
+                path: Paths.resources.appendingPathComponent("glasses_and_moustache.json").path))
         let tracker = FaceTracker(predictor: try ShapePredictor(path: Self.modelPath))
         let input = Paths.video.appendingPathComponent("single_face.mp4").path
         for name in ["out.mp4", "out.avi"] {
             let output = folder.appendingPathComponent(name).path
-            let summary = try OverlayRun.run(source: try openMediaFile(path: input), output: output, renderer: renderer) {
+            let summary = try OverlayRun.run(source: try openMediaFile(path: input), output: output, renderer: renderer)
+            {
                 try tracker.detectAll($0, upsample: 0)
             }
             #expect(summary.frames == 72)
@@ -92,8 +95,10 @@ struct OverlayRunTests {
         let folder = try Paths.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         #expect {
-            try OverlayRun.run(source: try openMediaFile(path: input), output: folder.appendingPathComponent("x.png").path,
-                               renderer: renderer) { _ in [] }
+            try OverlayRun.run(
+                source: try openMediaFile(path: input), output: folder.appendingPathComponent("x.png").path,
+                renderer: renderer
+            ) { _ in [] }
         } throws: { error in (error as? OverlayError)?.code == .output }
     }
 

@@ -1,10 +1,11 @@
 import Capture
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import Overlay
 import WinkCore
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
 
 /// Paths computed from this file, so the tests run from any worktree.
 enum Paths {
@@ -54,8 +55,10 @@ final class ImglabReader: NSObject, XMLParserDelegate {
         return reader.images
     }
 
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                attributes: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
         switch name {
         case "image":
             images.append(LabelledImage(file: attributes["file"] ?? "", faces: []))
@@ -64,7 +67,8 @@ final class ImglabReader: NSObject, XMLParserDelegate {
             parts = [:]
         case "part" where inBox:
             if let n = attributes["name"].flatMap({ Int($0) }), let x = attributes["x"].flatMap(Float.init),
-               let y = attributes["y"].flatMap(Float.init) {
+                let y = attributes["y"].flatMap(Float.init)
+            {
                 parts[n] = PixelPoint(x, y)
             }
         default:
@@ -77,7 +81,8 @@ final class ImglabReader: NSObject, XMLParserDelegate {
         inBox = false
         if parts.count == 68, !images.isEmpty {
             let points = parts
-            images[images.count - 1].faces.append(LabelledFace(landmarks: Landmarks(points: InlineArray { points[$0]! })))
+            images[images.count - 1].faces.append(
+                LabelledFace(landmarks: Landmarks(points: InlineArray { points[$0]! })))
         }
     }
 }

@@ -35,8 +35,8 @@ typedef struct wo_image wo_image;
 /// key, 1/2/4-bit, Adam7-interlaced) with OpenCV's imread(IMREAD_UNCHANGED) and normalises it to straight
 /// RGBA8: 16-bit samples are rounded to 8 bits (v * 255 / 65535), grey is replicated, a missing alpha is 255.
 /// The file's framing (signature, IHDR first, chunk lengths, CRC-32s, IEND) is checked first; a file that
-/// is not a PNG, is truncated or fails a CRC is refused with WO_NOT_DECODABLE, as is one the decoder rejects. On failure `message` (if not NULL)
-/// receives a one-line reason without the path.
+/// is not a PNG, is truncated or fails a CRC is refused with WO_NOT_DECODABLE, as is one the decoder rejects.
+/// On failure `message` (if not NULL) receives a one-line reason without the path.
 wo_status wo_png_decode(const char *path, wo_image **out, char *message, size_t message_len);
 void wo_image_destroy(wo_image *image);
 int wo_image_width(const wo_image *image);

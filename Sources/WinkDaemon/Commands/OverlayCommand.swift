@@ -9,7 +9,8 @@ import WinkCore
 /// and rate). `winkctl overlay --benchmark [--frames N]` times the renderer alone (three layers, 640x480).
 enum OverlayCommand {
     static let command = WinkctlMain.Command(
-        synopsis: "overlay --layout FILE INPUT -o OUTPUT [--model FILE] [--mirrored] | overlay --benchmark [--frames N]",
+        synopsis:
+            "overlay --layout FILE INPUT -o OUTPUT [--model FILE] [--mirrored] | overlay --benchmark [--frames N]",
         run: run)
 
     static func run(_ args: inout Arguments) throws -> ExitCode {
@@ -17,8 +18,10 @@ enum OverlayCommand {
             let frames = try args.number("--frames", in: 10...1_000_000) ?? 2000
             try args.finish()
             let ms = try OverlayBenchmark.run(frames: frames)
-            print(String(format: "overlay: %.3f ms per 640x480 frame (3 layers, median of 5 runs of %d frames)",
-                         ms, max(1, frames / 5)))
+            print(
+                String(
+                    format: "overlay: %.3f ms per 640x480 frame (3 layers, median of 5 runs of %d frames)",
+                    ms, max(1, frames / 5)))
             return .ok
         }
         let layoutPath = try args.option("--layout")
@@ -27,11 +30,14 @@ enum OverlayCommand {
         let mirrored = args.flag("--mirrored")
         let input = args.positional()
         try args.finish()
-        guard let layoutPath else { throw UsageError("overlay: --layout is required; usage: winkctl \(command.synopsis)") }
+        guard let layoutPath else {
+            throw UsageError("overlay: --layout is required; usage: winkctl \(command.synopsis)")
+        }
         guard let input else { throw UsageError("overlay: which input file? usage: winkctl \(command.synopsis)") }
         guard let output else { throw UsageError("overlay: -o OUTPUT is required; usage: winkctl \(command.synopsis)") }
         guard let kind = OverlayOutputKind(path: output) else {
-            throw UsageError("overlay: \(output): unknown output extension (use .png, .jpg, .jpeg, .mp4, .m4v, .mov, .avi or .mkv)")
+            throw UsageError(
+                "overlay: \(output): unknown output extension (use .png, .jpg, .jpeg, .mp4, .m4v, .mov, .avi or .mkv)")
         }
 
         // Configuration first (cheap, exit 78/66/65), then the input, then the 1 s model load.
@@ -49,7 +55,8 @@ enum OverlayCommand {
         // Stills: one x2 upsampling finds faces from about 40 px; video frames (webcam-like, large faces) are
         // searched at their own size to keep the run near real time.
         let upsample = isStill ? 1 : 0
-        let summary = try OverlayRun.run(source: source, output: output, renderer: renderer, mirrored: mirrored) { buffer in
+        let summary = try OverlayRun.run(source: source, output: output, renderer: renderer, mirrored: mirrored) {
+            buffer in
             try tracker.detectAll(buffer, upsample: upsample)
         }
         printError("overlay: \(summary.frames) frame(s), \(summary.faces) face(s) drawn -> \(output)")
