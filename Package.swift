@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "FaceTrackingTests", dependencies: ["FaceTracking", "Capture"]),
         .testTarget(name: "ExpressionsTests", dependencies: ["Expressions"]),
         .testTarget(name: "EventServerTests", dependencies: ["EventServer"]),
-        .testTarget(name: "OverlayTests", dependencies: ["Overlay"]),
+        .testTarget(name: "OverlayTests", dependencies: ["Overlay", "FaceTracking", "Capture"], exclude: ["Golden", "Resources"]),
         .testTarget(name: "WinkDaemonTests", dependencies: ["WinkDaemon"]),
         .testTarget(name: "EndToEndTests", dependencies: ["WinkCore"]),
         .testTarget(name: "InputClientTests", dependencies: ["InputClient", "WinkCore"], exclude: ["Resources"]),

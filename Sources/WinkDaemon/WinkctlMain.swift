@@ -15,6 +15,7 @@ public enum WinkctlMain {
         ("cameras", CamerasCommand.command),
         ("input", InputCommand.command),
         ("events", EventsCommand.command),
+        ("overlay", OverlayCommand.command),
     ]
 
     static var usage: String {

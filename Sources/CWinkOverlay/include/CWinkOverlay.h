@@ -1,5 +1,14 @@
-// CWinkOverlay: PNG decoding to straight-alpha RGBA and image/video writing through OpenCV, for the
-// Overlay module only. No C++ exception crosses this header.
+// CWinkOverlay: PNG decoding to straight-alpha RGBA, premultiplied layer compositing onto BGR frames, and
+// image/video writing, all through OpenCV, for the Overlay module only. No C++ exception crosses this header.
+//
+// Planes: BGR frames are `width` x `height` x 3 bytes, rows `stride` bytes apart, origin top-left, B G R order.
+// RGBA images are straight (not premultiplied) alpha, 4 bytes a pixel, R G B A order.
+// Coordinates: pixel centres sit at integer coordinates (the convention of dlib landmarks and OpenCV's
+// warpAffine), so pixel (0, 0) covers [-0.5, 0.5] x [-0.5, 0.5].
+//
+// Thread-safety: wo_image, wo_layer and wo_video_writer objects are used by one thread at a time (a layer
+// keeps resampling scratch space); distinct objects may be used from distinct threads. wo_png_decode and
+// wo_image_write are thread-safe.
 #ifndef CWINKOVERLAY_H
 #define CWINKOVERLAY_H
 
@@ -12,12 +21,77 @@ extern "C" {
 
 typedef enum wo_status {
     WO_OK = 0,
-    WO_MISSING = 1,
-    WO_UNREADABLE = 2,
-    WO_NOT_DECODABLE = 3,
-    WO_BAD_ARGUMENT = 4,
-    WO_INTERNAL = 5,
+    WO_MISSING = 1,        // the file does not exist
+    WO_UNREADABLE = 2,     // it exists but cannot be opened (permissions, a directory)
+    WO_NOT_DECODABLE = 3,  // not a PNG, or a corrupt/truncated one
+    WO_BAD_ARGUMENT = 4,   // a size, stride or extension the call cannot use
+    WO_INTERNAL = 5,       // OpenCV failed (out of memory, codec missing)
 } wo_status;
+
+/// A decoded image: straight RGBA8, tightly packed (stride = 4 x width).
+typedef struct wo_image wo_image;
+
+/// Decodes the PNG at `path` (any bit depth, grey, grey+alpha, palette with tRNS, RGB with a tRNS colour
+/// key, 1/2/4-bit, Adam7-interlaced) with OpenCV's imread(IMREAD_UNCHANGED) and normalises it to straight
+/// RGBA8: 16-bit samples are rounded to 8 bits (v * 255 / 65535), grey is replicated, a missing alpha is 255.
+/// The file's framing (signature, IHDR first, chunk lengths, CRC-32s, IEND) is checked first; a file that
+/// is not a PNG, is truncated or fails a CRC is refused with WO_NOT_DECODABLE, as is one the decoder rejects.
+/// On failure `message` (if not NULL) receives a one-line reason without the path.
+wo_status wo_png_decode(const char *path, wo_image **out, char *message, size_t message_len);
+void wo_image_destroy(wo_image *image);
+int wo_image_width(const wo_image *image);
+int wo_image_height(const wo_image *image);
+/// `width * height * 4` bytes, R G B A, straight alpha. Owned by the image.
+const uint8_t *wo_image_rgba(const wo_image *image);
+
+/// A layer image cached for drawing: premultiplied B G R A as 32-bit floats (colour 0...255 already
+/// multiplied by alpha 0...1 and by the layer opacity).
+typedef struct wo_layer wo_layer;
+
+/// Builds a layer from straight RGBA8 pixels (rows `stride` bytes apart), scaled by `opacity` (0...1).
+wo_status wo_layer_create(const uint8_t *rgba, int width, int height, int stride, float opacity,
+                          wo_layer **out);
+void wo_layer_destroy(wo_layer *layer);
+
+/// A placed layer: the layer image stretched to `width` x `height` pixels, centred at (`center_x`,
+/// `center_y`) and turned by `angle` radians (positive turns the image's x axis towards the frame's y axis,
+/// i.e. clockwise on screen since y points down). Units: frame pixels. `mirrored` (0 or 1) flips the layer
+/// image left-right within the rectangle (for a mirrored camera image).
+typedef struct wo_placement {
+    float center_x;
+    float center_y;
+    float width;
+    float height;
+    float angle;
+    int mirrored;
+} wo_placement;
+
+/// Composites the layer "over" the BGR frame at `placement`: the layer is first resized to the placement's
+/// size (cv::resize, INTER_AREA on a shrinking axis, INTER_LINEAR on an enlarging one), then turned and shifted
+/// with cv::warpAffine (bilinear) into only the region of interest; all resampling is done on the premultiplied
+/// colour, so soft edges get no dark fringe. Then out = src + dst * (1 - alpha), rounded.
+/// The region is clipped to the frame; a layer entirely outside is skipped (WO_OK, nothing drawn).
+/// `drawn_pixels` (if not NULL) receives the number of frame pixels in the clipped region.
+wo_status wo_layer_draw(wo_layer *layer, uint8_t *bgr, int width, int height, int stride, wo_placement placement,
+                        int *drawn_pixels);
+
+/// Writes a BGR frame as an image; the format follows the extension (`.png`, `.jpg`/`.jpeg`; JPEG
+/// quality 95). Returns WO_BAD_ARGUMENT for another extension, WO_UNREADABLE when the file cannot be written.
+wo_status wo_image_write(const char *path, const uint8_t *bgr, int width, int height, int stride,
+                         char *message, size_t message_len);
+
+/// A video file being written with OpenCV's VideoWriter (FFmpeg backend).
+typedef struct wo_video_writer wo_video_writer;
+
+/// Opens `path` for `width` x `height` frames at `fps` frames per second. The codec follows the extension:
+/// `.mp4`/`.m4v`/`.mov` -> MPEG-4 Part 2 (FourCC `mp4v`), `.avi`/`.mkv` -> Motion JPEG (`MJPG`).
+/// Returns WO_BAD_ARGUMENT for another extension, WO_UNREADABLE when the writer cannot be opened.
+wo_status wo_video_writer_open(const char *path, int width, int height, double fps, wo_video_writer **out,
+                               char *message, size_t message_len);
+/// Appends one BGR frame of the size given at open time.
+wo_status wo_video_writer_write(wo_video_writer *writer, const uint8_t *bgr, int stride);
+/// Finishes the file and frees the writer.
+void wo_video_writer_close(wo_video_writer *writer);
 
 #ifdef __cplusplus
 }

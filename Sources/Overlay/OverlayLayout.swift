@@ -1,0 +1,233 @@
+import Foundation
+import WinkCore
+
+/// One layer of a face layout: an image attached to a face feature (SPEC.md "Overlay layouts").
+///
+/// The feature's box is the bounding box of its landmarks, taken in the face's own frame (turned by the
+/// head's roll) when `rotate` is true, in the image's axes otherwise. The layer's rectangle is that box
+/// scaled about its centre by `sizeRatio`, then moved by `offset` (fractions of the unscaled box's width and
+/// height; positive y is down the face). See `LayerPlacement.place(_:on:)`.
+public struct OverlayLayer: Sendable, Equatable {
+    /// The face part the layer follows.
+    public var feature: FaceFeature
+    /// Path of the PNG, already resolved against the layout file's folder when loaded from a file.
+    public var image: String
+    /// Width and height of the layer relative to the feature box's; both > 0. Default (1, 1).
+    public var sizeRatio: SIMD2<Float>
+    /// Shift of the layer's centre in units of the feature box's width (x) and height (y); positive y is
+    /// down. Default (0, 0).
+    public var offset: SIMD2<Float>
+    /// Whether the layer turns with the head's roll (default true).
+    public var rotate: Bool
+    /// Opacity multiplied into the image's alpha, 0...1 (default 1).
+    public var opacity: Float
+
+    public init(
+        feature: FaceFeature, image: String, sizeRatio: SIMD2<Float> = [1, 1], offset: SIMD2<Float> = [0, 0],
+        rotate: Bool = true, opacity: Float = 1
+    ) {
+        self.feature = feature
+        self.image = image
+        self.sizeRatio = sizeRatio
+        self.offset = offset
+        self.rotate = rotate
+        self.opacity = opacity
+    }
+}
+
+/// A face layout: layers drawn in order on every face (SPEC.md "Overlay layouts").
+///
+/// ```json
+/// {"layers": [{"feature": "eyes", "image": "sunglasses.png", "sizeRatio": {"width": 1.4, "height": 3.0},
+///              "offset": {"x": 0.0, "y": 0.1}, "rotate": true, "opacity": 1.0}]}
+/// ```
+/// `sizeRatio` may also be a single number for both axes. Unknown keys are refused, so a typo is reported.
+public struct OverlayLayout: Sendable, Equatable {
+    public var layers: [OverlayLayer]
+
+    public init(layers: [OverlayLayer]) { self.layers = layers }
+
+    /// Reads a layout file; image paths are resolved against the file's folder (absolute ones are kept).
+    /// - Throws: `OverlayError` `.missing` (exit 66) when the file cannot be read, `.badLayout` (exit 78)
+    ///   naming the offending key (e.g. `layers[1].sizeRatio.width`) for anything malformed.
+    public static func load(path: String) throws -> OverlayLayout {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw OverlayError(.missing, path: path, reason: "no such layout file")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw OverlayError(.missing, path: path, reason: "cannot read the layout file")
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        return try OverlayLayout(json: data, baseDirectory: folder, name: path)
+    }
+
+    /// Parses layout JSON.
+    /// - Parameters:
+    ///   - baseDirectory: folder that relative `image` paths are resolved against.
+    ///   - name: what to call the layout in error messages (its path).
+    /// - Throws: `OverlayError.badLayout` (exit 78) naming the offending key.
+    public init(json: Data, baseDirectory: String, name: String) throws {
+        let file: LayoutFile
+        do {
+            file = try JSONDecoder().decode(LayoutFile.self, from: json)
+        } catch let error as DecodingError {
+            throw OverlayError(.badLayout, path: name, reason: Self.describe(error))
+        } catch {
+            throw OverlayError(.badLayout, path: name, reason: "not a layout: \(error)")
+        }
+        layers = file.layers.map { layer in
+            var resolved = layer
+            if !layer.image.hasPrefix("/") {
+                resolved.image = URL(fileURLWithPath: baseDirectory).appendingPathComponent(layer.image).path
+            }
+            return resolved
+        }
+    }
+
+    /// "layers[1].sizeRatio.width: expected a number" from a decoding error.
+    static func describe(_ error: DecodingError) -> String {
+        func keyPath(_ path: [any CodingKey]) -> String {
+            var text = ""
+            for key in path {
+                if let i = key.intValue {
+                    text += "[\(i)]"
+                } else {
+                    text += text.isEmpty ? key.stringValue : "." + key.stringValue
+                }
+            }
+            return text.isEmpty ? "(top level)" : text
+        }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return "\(keyPath(context.codingPath)): expected \(Self.typeName(type))"
+        case .valueNotFound(let type, let context):
+            return "\(keyPath(context.codingPath)): expected \(Self.typeName(type)), got null"
+        case .keyNotFound(let key, let context):
+            return "\(keyPath(context.codingPath + [key])): missing"
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty {
+                return "not valid JSON"
+            }
+            return "\(keyPath(context.codingPath)): \(context.debugDescription)"
+        @unknown default:
+            return "not a layout"
+        }
+    }
+
+    static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        case is Float.Type, is Double.Type: "a number"
+        default: String(describing: type).hasPrefix("Array") ? "an array" : "an object"
+        }
+    }
+}
+
+// MARK: - Decoding
+
+/// Any JSON object key, for spotting unknown keys.
+struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+    init(_ string: String) { stringValue = string }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) {
+        stringValue = String(intValue)
+        self.intValue = intValue
+    }
+}
+
+/// Throws `dataCorrupted` at the first key of `container` not in `known`.
+func refuseUnknownKeys(_ container: KeyedDecodingContainer<AnyKey>, known: Set<String>) throws {
+    for key in container.allKeys where !known.contains(key.stringValue) {
+        throw DecodingError.dataCorrupted(
+            .init(
+                codingPath: container.codingPath + [key],
+                debugDescription: "unknown key (expected one of \(known.sorted().joined(separator: ", ")))"))
+    }
+}
+
+struct LayoutFile: Decodable {
+    var layers: [OverlayLayer]
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: AnyKey.self)
+        try refuseUnknownKeys(c, known: ["layers"])
+        layers = try c.decode([LayerEntry].self, forKey: AnyKey("layers")).map(\.layer)
+    }
+}
+
+struct LayerEntry: Decodable {
+    var layer: OverlayLayer
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: AnyKey.self)
+        try refuseUnknownKeys(c, known: ["feature", "image", "sizeRatio", "offset", "rotate", "opacity"])
+        let featureKey = AnyKey("feature")
+        let featureName = try c.decode(String.self, forKey: featureKey)
+        guard let feature = FaceFeature(rawValue: featureName) else {
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: c.codingPath + [featureKey],
+                    debugDescription: "unknown feature '\(featureName)' (expected one of "
+                        + FaceFeature.allCases.map(\.rawValue).joined(separator: ", ") + ")"))
+        }
+        let image = try c.decode(String.self, forKey: AnyKey("image"))
+        guard !image.isEmpty else {
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: c.codingPath + [AnyKey("image")],
+                    debugDescription: "empty image path"))
+        }
+        var ratio = SIMD2<Float>(1, 1)
+        let ratioKey = AnyKey("sizeRatio")
+        if c.contains(ratioKey) {
+            if let uniform = try? c.decode(Float.self, forKey: ratioKey) {
+                ratio = SIMD2(uniform, uniform)
+                try Self.requirePositive(uniform, at: c.codingPath + [ratioKey])
+            } else {
+                let r = try c.nestedContainer(keyedBy: AnyKey.self, forKey: ratioKey)
+                try refuseUnknownKeys(r, known: ["width", "height"])
+                ratio.x = try r.decodeIfPresent(Float.self, forKey: AnyKey("width")) ?? 1
+                ratio.y = try r.decodeIfPresent(Float.self, forKey: AnyKey("height")) ?? 1
+                try Self.requirePositive(ratio.x, at: r.codingPath + [AnyKey("width")])
+                try Self.requirePositive(ratio.y, at: r.codingPath + [AnyKey("height")])
+            }
+        }
+        var offset = SIMD2<Float>(0, 0)
+        if c.contains(AnyKey("offset")) {
+            let o = try c.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey("offset"))
+            try refuseUnknownKeys(o, known: ["x", "y"])
+            offset.x = try o.decodeIfPresent(Float.self, forKey: AnyKey("x")) ?? 0
+            offset.y = try o.decodeIfPresent(Float.self, forKey: AnyKey("y")) ?? 0
+            for (key, v) in [("x", offset.x), ("y", offset.y)] where !v.isFinite {
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: o.codingPath + [AnyKey(key)],
+                        debugDescription: "expected a finite number"))
+            }
+        }
+        let rotate = try c.decodeIfPresent(Bool.self, forKey: AnyKey("rotate")) ?? true
+        let opacityKey = AnyKey("opacity")
+        let opacity = try c.decodeIfPresent(Float.self, forKey: opacityKey) ?? 1
+        guard (0...1).contains(opacity) else {
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: c.codingPath + [opacityKey],
+                    debugDescription: "expected a number in 0...1, got \(opacity)"))
+        }
+        layer = OverlayLayer(
+            feature: feature, image: image, sizeRatio: ratio, offset: offset, rotate: rotate,
+            opacity: opacity)
+    }
+
+    static func requirePositive(_ value: Float, at path: [any CodingKey]) throws {
+        guard value > 0, value.isFinite else {
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: path,
+                    debugDescription: "expected a positive number, got \(value)"))
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import CWinkOverlay
+import WinkCore
+
+/// What an output path is, by its extension.
+public enum OverlayOutputKind: Sendable, Equatable {
+    /// `.png`, `.jpg`, `.jpeg`: one still image.
+    case image
+    /// `.mp4`, `.m4v`, `.mov` (MPEG-4 Part 2, FourCC `mp4v`), `.avi`, `.mkv` (Motion JPEG, `MJPG`).
+    case video
+
+    /// The kind for `path`, or `nil` for an extension neither writer handles.
+    public init?(path: String) {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: ".") else { return nil }
+        switch name[name.index(after: dot)...].lowercased() {
+        case "png", "jpg", "jpeg": self = .image
+        case "mp4", "m4v", "mov", "avi", "mkv": self = .video
+        default: return nil
+        }
+    }
+}
+
+/// Writes a frame's BGR plane as a PNG (compression 9) or JPEG (quality 95), by `path`'s extension, through
+/// OpenCV's `imwrite`.
+/// - Throws: `OverlayError.output` (exit 69) for an unknown extension or a file that cannot be written,
+///   `.internal` when the buffer has no colour plane.
+public func writeImage(_ buffer: PixelBuffer, to path: String) throws {
+    guard buffer.wantsColor else {
+        throw OverlayError(.internal, path: path, reason: "the frame buffer has no BGR plane (wantsColor is false)")
+    }
+    var message = [CChar](repeating: 0, count: 256)
+    let status = wo_image_write(
+        path, buffer.bgr, Int32(buffer.width), Int32(buffer.height), Int32(3 * buffer.width),
+        &message, message.count)
+    guard status == WO_OK else { throw OverlayError(.output, path: path, reason: String(cString: message)) }
+}
+
+/// A video file written frame by frame with OpenCV's `VideoWriter` (FFmpeg backend). The codec follows the
+/// extension (see `OverlayOutputKind.video`). Not thread-safe. `close()` (or deinit) finishes the file.
+public final class OverlayVideoWriter {
+    public let path: String
+    public let width: Int
+    public let height: Int
+    /// Frames written so far.
+    public private(set) var frameCount = 0
+    private var handle: OpaquePointer?
+
+    /// - Parameter framesPerSecond: the rate stored in the container (> 0).
+    /// - Throws: `OverlayError.output` (exit 69) for an unknown extension or a file that cannot be created.
+    public init(path: String, width: Int, height: Int, framesPerSecond: Double) throws {
+        self.path = path
+        self.width = width
+        self.height = height
+        var out: OpaquePointer?
+        var message = [CChar](repeating: 0, count: 256)
+        let status = wo_video_writer_open(
+            path, Int32(width), Int32(height), framesPerSecond, &out, &message,
+            message.count)
+        guard status == WO_OK, let out else {
+            let reason = String(cString: message)
+            throw OverlayError(.output, path: path, reason: reason.isEmpty ? "cannot open the video writer" : reason)
+        }
+        handle = out
+    }
+
+    deinit { close() }
+
+    /// Appends the BGR plane of `buffer`, which must have the writer's size.
+    /// - Throws: `OverlayError.output` for a frame of another size, a closed writer or an encoder failure.
+    public func write(_ buffer: PixelBuffer) throws {
+        guard let handle else { throw OverlayError(.output, path: path, reason: "the video writer is closed") }
+        guard buffer.wantsColor, buffer.width == width, buffer.height == height else {
+            throw OverlayError(
+                .output, path: path,
+                reason: "frame \(frameCount) is \(buffer.width)x\(buffer.height), expected \(width)x\(height)")
+        }
+        let status = wo_video_writer_write(handle, buffer.bgr, Int32(3 * width))
+        guard status == WO_OK else {
+            throw OverlayError(.output, path: path, reason: "encoding frame \(frameCount) failed")
+        }
+        frameCount += 1
+    }
+
+    /// Finishes the file. Idempotent.
+    public func close() {
+        if let handle { wo_video_writer_close(handle) }
+        handle = nil
+    }
+}
+
+/// What an overlay run did.
+public struct OverlayRunSummary: Sendable, Equatable {
+    /// Frames read and written.
+    public var frames: Int
+    /// Faces drawn on, summed over frames.
+    public var faces: Int
+}
+
+/// Runs a layout over a whole input: reads each frame, finds the faces, draws the layers and writes the
+/// result as an image (the first frame) or a video of the same size, frame count and rate.
+public enum OverlayRun {
+    /// - Parameters:
+    ///   - source: the input; read into a `PixelBuffer(wantsColor: true)`.
+    ///   - output: `.png`/`.jpg` for an image, a video extension for a video (see `OverlayOutputKind`).
+    ///   - mirrored: whether the input is a mirror image and `faces` are un-mirrored (see
+    ///     `OverlayRenderer.render(_:on:mirrored:)`).
+    ///   - faces: the faces of one frame (e.g. `FaceTracker.detectAll`).
+    /// - Throws: `OverlayError.output` for an unknown output extension, an image output from an input with
+    ///   more than one frame, or a write failure; whatever `source` and `faces` throw.
+    public static func run(
+        source: any FrameSource, output: String, renderer: OverlayRenderer, mirrored: Bool = false,
+        faces: (PixelBuffer) throws -> [FaceObservation]
+    ) throws -> OverlayRunSummary {
+        guard let kind = OverlayOutputKind(path: output) else {
+            throw OverlayError(
+                .output, path: output,
+                reason: "unknown output extension (use .png, .jpg, .jpeg, .mp4, .m4v, .mov, .avi or .mkv)")
+        }
+        let buffer = PixelBuffer(wantsColor: true)
+        var summary = OverlayRunSummary(frames: 0, faces: 0)
+        var writer: OverlayVideoWriter?
+        defer { writer?.close() }
+        while try source.read(into: buffer) != nil {
+            if kind == .image && summary.frames == 1 {
+                throw OverlayError(
+                    .output, path: output,
+                    reason: "an image output needs a still image input, "
+                        + "but \(source.name) has more than one frame (use a video extension)")
+            }
+            let found = try faces(buffer)
+            try renderer.render(found, on: buffer, mirrored: mirrored)
+            summary.faces += found.count
+            switch kind {
+            case .image:
+                try writeImage(buffer, to: output)
+            case .video:
+                if writer == nil {
+                    writer = try OverlayVideoWriter(
+                        path: output, width: buffer.width, height: buffer.height,
+                        framesPerSecond: source.nominalFrameRate ?? 30)
+                }
+                try writer?.write(buffer)
+            }
+            summary.frames += 1
+        }
+        return summary
+    }
+}
