@@ -1,0 +1,66 @@
+import Expressions
+import Foundation
+import Testing
+import WinkCore
+@testable import WinkDaemon
+
+struct ConfigurationTests {
+    func parse(_ json: String) throws -> Configuration { try Configuration.parse(Data(json.utf8), path: "c.json") }
+
+    @Test func aRowChangesOnlyTheFieldsItGivesAndANewRowIsAdded() throws {
+        let c = try parse("""
+            {"analyzers": [{"event": "smile", "enter": 0.6},
+                           {"event": "browRaise", "value": "browInnerUp", "enter": 0.5, "exit": 0.3, "minDuration": 0.2}],
+             "mirrored": true, "quality": {"maximumYaw": 20}}
+            """)
+        let smile = try #require(c.analyzers.first { $0.event == "smile" })
+        let defaultSmile = try #require(AnalyzerRow.defaultTable.first { $0.event == "smile" })
+        #expect(smile.enter == 0.6)
+        #expect(smile.exit == defaultSmile.exit && smile.value == defaultSmile.value)
+        let brow = try #require(c.analyzers.last)
+        #expect(brow.event == "browRaise" && brow.value == .coefficient(.browInnerUp) && brow.minDuration == 0.2)
+        #expect(c.analyzers.count == AnalyzerRow.defaultTable.count + 1)
+        #expect(c.mirrored && c.tracker.mirrored)
+        #expect(c.quality.maximumYaw == 20 && c.quality.maximumPitch == QualityGate().maximumPitch)
+    }
+
+    @Test func aNewRowFiresOnItsCoefficient() throws {
+        let c = try parse(#"{"replaceDefaultAnalyzers": true, "analyzers": [{"event": "browRaise", "value": "browInnerUp", "enter": 0.5, "exit": 0.3}]}"#)
+        let table = AnalyzerTable(rows: c.analyzers)
+        var events: [ExpressionEvent] = []
+        var coefficients = BlendShapeCoefficients()
+        coefficients[.browInnerUp] = 0.7
+        table.step(frame: FrameInfo(index: 0, time: 0, monotonicNanoseconds: 0), coefficients: coefficients, into: &events)
+        #expect(events.map(\.event) == ["browRaise"])
+    }
+
+    @Test func everyProblemIsOneLineNamingTheKey() {
+        do {
+            _ = try parse("""
+                {"mirrored": "yes", "frobnicate": 1,
+                 "analyzers": [{"event": "smile", "enter": 0.2, "exit": 0.5},
+                               {"event": "x", "value": "eyeBlinkMiddle", "enter": 0.5},
+                               {"event": "y", "enter": 0.5}],
+                 "quality": {"maximumYaw": "wide"}}
+                """)
+            Issue.record("expected Configuration.Invalid")
+        } catch let e as Configuration.Invalid {
+            let lines = e.description.split(separator: "\n").map(String.init)
+            #expect(e.exitCode == .configuration)
+            #expect(lines.allSatisfy { $0.hasPrefix("c.json: ") })
+            #expect(lines.contains { $0.contains("frobnicate: unknown key") })
+            #expect(lines.contains { $0.contains("mirrored: expected true or false") })
+            #expect(lines.contains { $0.contains("quality.maximumYaw: expected a number") })
+            #expect(lines.contains { $0.contains("row 'smile': exit: expected at most enter") })
+            #expect(lines.contains { $0.contains("unknown coefficient 'eyeBlinkMiddle'") })
+            #expect(lines.contains { $0.contains("analyzers[2] (y).value: required") })
+            #expect(lines.count == 6, "\(lines)")
+        } catch { Issue.record("wrong error \(error)") }
+    }
+
+    @Test func notJSONIsOneLine() {
+        #expect(throws: Configuration.Invalid.self) { try parse("{not json") }
+        #expect(throws: Configuration.Invalid.self) { try parse("[1, 2]") }
+        #expect(throws: Configuration.Invalid.self) { try Configuration.load(path: "/nonexistent/winkd.json") }
+    }
+}
