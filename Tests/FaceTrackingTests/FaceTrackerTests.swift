@@ -1,0 +1,57 @@
+import Capture
+import FaceTracking
+import Foundation
+import Testing
+import WinkCore
+
+@Suite(.serialized)
+struct FaceTrackerTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures")
+    static let predictor: ShapePredictor = {
+        do { return try ShapePredictor(path: ShapePredictor.debianModelPath) } catch { fatalError("\(error)") }
+    }()
+
+    func frame(_ relative: String) throws -> PixelBuffer {
+        let buffer = PixelBuffer()
+        _ = try openMediaFile(path: Self.fixtures.appendingPathComponent(relative).path).read(into: buffer)
+        return buffer
+    }
+
+    @Test func landmarksLieInTheFaceAndTheRightEyeIsOnTheImageLeft() throws {
+        let tracker = FaceTracker(predictor: Self.predictor)
+        let face = try #require(try tracker.process(try frame("images/expressions/single_face.jpg")))
+        let box = face.landmarks.boundingBox(.face)
+        #expect(box.width > 150 && box.width < 400)
+        // Unmirrored image: the person's right eye (36-41) is on the image's left.
+        #expect(face.landmarks.centroid(.rightEye).x < face.landmarks.centroid(.leftEye).x)
+        #expect(face.quality.interocularPixels > 80)
+        #expect(face.leftEye.irisContrast > 0.5 && face.rightEye.irisContrast > 0.5)
+    }
+
+    @Test func headPoseSeesTheTurnedHead() throws {
+        let tracker = FaceTracker(predictor: Self.predictor)
+        let frontal = try #require(try tracker.detectAll(try frame("images/expressions/0-f15-hao-ph.jpg")).first)
+        let turned = try #require(try tracker.detectAll(try frame("images/expressions/45-m7-di-ph.jpg")).first)
+        #expect(abs(frontal.pose.yaw) < 15)
+        #expect(abs(turned.pose.yaw) > 20, "yaw \(turned.pose.yaw)")
+    }
+
+    @Test func mirroredSettingSwapsTheEyesBack() throws {
+        var settings = TrackerSettings()
+        settings.mirrored = true
+        let plain = try #require(try FaceTracker(predictor: Self.predictor).process(try frame("images/expressions/single_face.jpg")))
+        let mirrored = try #require(try FaceTracker(predictor: Self.predictor, settings: settings)
+            .process(try frame("images/expressions/single_face.jpg")))
+        #expect(mirrored.leftEye == plain.rightEye && mirrored.rightEye == plain.leftEye)
+        // Landmarks come back in the un-mirrored image: the image's right eye becomes the person's right eye
+        // at the mirrored position.
+        let width = Float(try frame("images/expressions/single_face.jpg").width)
+        #expect(abs(mirrored.landmarks.centroid(.rightEye).x - (width - 1 - plain.landmarks.centroid(.leftEye).x)) < 0.01)
+        #expect(mirrored.landmarks.centroid(.rightEye).x < mirrored.landmarks.centroid(.leftEye).x)
+    }
+
+    @Test func noFaceOnDogs() throws {
+        #expect(try FaceTracker(predictor: Self.predictor).process(try frame("images/dogs.jpg")) == nil)
+    }
+}
