@@ -31,7 +31,11 @@ struct CalibrationTests {
         n.jawDrop = 1.0
         var m = n
         m.jawDrop = 1.0 + model.jawSpan / 2
-        #expect(abs(model.coefficients(m, neutral: n)[.jawOpen] - 0.5) < 1e-5)
+        // Half the jaw span, lips not parted beyond neutral: 0.85 (the jaw's weight) x 0.5.
+        #expect(abs(model.coefficients(m, neutral: n)[.jawOpen] - 0.425) < 1e-5)
+        m.lipGap = n.lipGap + 0.3
+        #expect(abs(model.coefficients(m, neutral: n)[.jawOpen] - 0.575) < 1e-5)
+        m.lipGap = n.lipGap
         m.jawDrop = 0.9
         #expect(model.coefficients(m, neutral: n)[.jawOpen] == 0)
         // Closed eye: low aspect ratio and low iris contrast give eyeBlink 1; the other eye stays 0.
