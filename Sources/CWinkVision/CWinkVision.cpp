@@ -260,6 +260,21 @@ wv_status wv_predict(wv_predictor *predictor, const uint8_t *gray, int width, in
     }
 }
 
+wv_status wv_warp_affine(const uint8_t *gray, int width, int height, int stride, const float *m,
+                         uint8_t *out, int out_width, int out_height) {
+    if (!valid_image(gray, width, height, stride) || !m || !out || out_width <= 0 || out_height <= 0)
+        return WV_BAD_ARGUMENT;
+    try {
+        cv::Mat dst(out_height, out_width, CV_8UC1, out);
+        cv::Matx23f map(m[0], m[1], m[2], m[3], m[4], m[5]);
+        cv::warpAffine(wrap(gray, width, height, stride), dst, map, dst.size(),
+                       cv::INTER_LINEAR | cv::WARP_INVERSE_MAP, cv::BORDER_REPLICATE);
+        return WV_OK;
+    } catch (...) {
+        return WV_INTERNAL;
+    }
+}
+
 wv_status wv_sample_patch(const uint8_t *gray, int width, int height, int stride, wv_rect box, int size,
                           float *out) {
     if (!valid_image(gray, width, height, stride) || !out || size < 2 || size > 256) return WV_BAD_ARGUMENT;
@@ -349,8 +364,12 @@ wv_status wv_head_pose(const float *xy, int width, int height, float *yaw, float
         for (int i : index) image.emplace_back(xy[2 * i], xy[2 * i + 1]);
         double f = width;
         cv::Matx33d camera(f, 0, width / 2.0, 0, f, height / 2.0, 0, 0, 1);
-        cv::Vec3d rvec, tvec;
-        if (!cv::solvePnP(object, image, camera, cv::noArray(), rvec, tvec, false, cv::SOLVEPNP_ITERATIVE))
+        // Start from a frontal face at the distance its eye-corner span implies, so the iterative solver
+        // converges to the upright solution and not to a mirrored or upside-down one.
+        const double iod = std::max(1.0, std::hypot(image[3].x - image[2].x, image[3].y - image[2].y));
+        const double z = f * 450.0 / iod;
+        cv::Vec3d rvec(0, 0, 0), tvec((image[0].x - width / 2.0) * z / f, (image[0].y - height / 2.0) * z / f, z);
+        if (!cv::solvePnP(object, image, camera, cv::noArray(), rvec, tvec, true, cv::SOLVEPNP_ITERATIVE))
             return WV_INTERNAL;
         cv::Matx33d R;
         cv::Rodrigues(rvec, R);

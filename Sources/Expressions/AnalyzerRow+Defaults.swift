@@ -15,19 +15,20 @@ extension AnalyzerRow {
         }
         return [
             AnalyzerRow(event: EventName.blink, kind: .oneShot, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
-                        enter: 0.55, exit: 0.35, minDuration: 0.02, maxDuration: 0.5, cooldown: 0.05, gate: .eyes),
+                        enter: 0.55, exit: 0.35, minDuration: 0.05, maxDuration: 0.5, cooldown: 0.05, gate: .eyes,
+                        releaseDelay: 0.06),
             AnalyzerRow(event: EventName.eyesClosed, kind: .held, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
-                        enter: 0.55, exit: 0.35, minDuration: 0.5, gate: .eyes),
+                        enter: 0.55, exit: 0.35, minDuration: 0.5, gate: .eyes, releaseDelay: 0.06),
             AnalyzerRow(event: EventName.winkLeft, kind: .held, value: f("min(eyeBlinkLeft, 1 - eyeBlinkRight)"),
                         enter: 0.55, exit: 0.35, minDuration: 0.15, cooldown: 0.2,
-                        suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes),
+                        suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.06),
             AnalyzerRow(event: EventName.winkRight, kind: .held, value: f("min(eyeBlinkRight, 1 - eyeBlinkLeft)"),
                         enter: 0.55, exit: 0.35, minDuration: 0.15, cooldown: 0.2,
-                        suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes),
+                        suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.06),
             AnalyzerRow(event: EventName.smile, kind: .held, value: f("(mouthSmileLeft + mouthSmileRight) / 2"),
-                        enter: 0.5, exit: 0.3, minDuration: 0.1, cooldown: 0.2, gate: .mouth),
+                        enter: 0.5, exit: 0.3, minDuration: 0.1, cooldown: 0.5, gate: .mouth, releaseDelay: 0.1),
             AnalyzerRow(event: EventName.mouthOpen, kind: .held, value: f("jawOpen"),
-                        enter: 0.5, exit: 0.3, minDuration: 0.25, cooldown: 0.2, gate: .mouth),
+                        enter: 0.5, exit: 0.3, minDuration: 0.25, cooldown: 0.2, gate: .mouth, releaseDelay: 0.1),
         ]
     }()
 }

@@ -13,6 +13,7 @@ import WinkCore
 /// - `oneShot` rows (blink) emit a single `occurred` on release, if the expression lasted between
 ///   `minDuration` and `maxDuration`.
 ///
+/// A drop below `exit` must last `releaseDelay` seconds to count (a debounce against single noisy frames).
 /// `cooldown` seconds after an end, the row cannot start again. While a row named in `suppressedBy` is
 /// pending or active, this row cannot start and a pending start is cancelled (a blink is not also a wink).
 /// `gate` names the face-quality gate the row needs (eyes, mouth or none).
@@ -32,10 +33,14 @@ public struct AnalyzerRow: Sendable, Equatable {
     public var cooldown: Double
     public var suppressedBy: [String]
     public var gate: Gate
+    /// Seconds the value must stay below `exit` before the expression counts as released (a debounce:
+    /// a single noisy frame inside a held wink does not end it). Durations still end at the first frame
+    /// below `exit`.
+    public var releaseDelay: Double
 
     public init(event: String, kind: Kind = .held, value: Formula, enter: Float, exit: Float,
                 minDuration: Double = 0, maxDuration: Double? = nil, cooldown: Double = 0,
-                suppressedBy: [String] = [], gate: Gate = .none) {
+                suppressedBy: [String] = [], gate: Gate = .none, releaseDelay: Double = 0) {
         self.event = event
         self.kind = kind
         self.value = value
@@ -46,6 +51,7 @@ public struct AnalyzerRow: Sendable, Equatable {
         self.cooldown = cooldown
         self.suppressedBy = suppressedBy
         self.gate = gate
+        self.releaseDelay = releaseDelay
     }
 
     /// Problems with the row, one line each naming the field (empty when valid).
@@ -61,6 +67,7 @@ public struct AnalyzerRow: Sendable, Equatable {
             problems.append("\(p): maxDuration: expected seconds > minDuration (\(minDuration)), got \(m)")
         }
         if !(cooldown >= 0) { problems.append("\(p): cooldown: expected seconds >= 0, got \(cooldown)") }
+        if !(releaseDelay >= 0) { problems.append("\(p): releaseDelay: expected seconds >= 0, got \(releaseDelay)") }
         if kind == .oneShot && maxDuration == nil {
             problems.append("\(p): maxDuration: a oneShot row needs one")
         }
@@ -70,7 +77,7 @@ public struct AnalyzerRow: Sendable, Equatable {
 
 extension AnalyzerRow: Codable {
     enum CodingKeys: String, CodingKey {
-        case event, kind, value, enter, exit, minDuration, maxDuration, cooldown, suppressedBy, gate
+        case event, kind, value, enter, exit, minDuration, maxDuration, cooldown, suppressedBy, gate, releaseDelay
     }
 
     public init(from decoder: Decoder) throws {
@@ -90,6 +97,7 @@ extension AnalyzerRow: Codable {
         cooldown = try c.decodeIfPresent(Double.self, forKey: .cooldown) ?? 0
         suppressedBy = try c.decodeIfPresent([String].self, forKey: .suppressedBy) ?? []
         gate = try c.decodeIfPresent(Gate.self, forKey: .gate) ?? .none
+        releaseDelay = try c.decodeIfPresent(Double.self, forKey: .releaseDelay) ?? 0
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -104,5 +112,6 @@ extension AnalyzerRow: Codable {
         try c.encode(cooldown, forKey: .cooldown)
         try c.encode(suppressedBy, forKey: .suppressedBy)
         try c.encode(gate, forKey: .gate)
+        try c.encode(releaseDelay, forKey: .releaseDelay)
     }
 }

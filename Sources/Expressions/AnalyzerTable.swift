@@ -23,6 +23,8 @@ public final class AnalyzerTable {
         var onsetTime: Double = 0
         var cooldownUntil: Double = -.infinity
         var overlong = false
+        /// When the value first dropped below `exit` in the current run (nil while it is up).
+        var releaseTime: Double?
     }
 
     /// Which gates are open in this frame.
@@ -94,15 +96,18 @@ public final class AnalyzerTable {
                     }
                 }
             case .pending:
+                let released = below(v, row, t, &s)
                 if !allowed || suppressed {
                     s.phase = allowed ? .idle : .latched
-                } else if v < row.exit {
-                    let duration = t - s.onsetTime
+                } else if let releaseTime = released {
+                    let duration = releaseTime - s.onsetTime
                     if row.kind == .oneShot, !s.overlong, duration >= row.minDuration {
                         emit(.occurred, duration: duration)
                         s.cooldownUntil = t + row.cooldown
                     }
                     s.phase = .idle
+                } else if s.releaseTime != nil {
+                    break  // below exit, waiting out the release delay
                 } else if row.kind == .held, t - s.onsetTime >= row.minDuration {
                     s.phase = .active
                     emit(.began)
@@ -110,12 +115,13 @@ public final class AnalyzerTable {
                     s.overlong = true
                 }
             case .active:
+                let released = below(v, row, t, &s)
                 if !allowed {
                     emit(.ended, duration: t - s.onsetTime)
                     s.phase = .latched
                     s.cooldownUntil = t + row.cooldown
-                } else if v < row.exit {
-                    emit(.ended, duration: t - s.onsetTime)
+                } else if let releaseTime = released {
+                    emit(.ended, duration: releaseTime - s.onsetTime)
                     s.phase = .idle
                     s.cooldownUntil = t + row.cooldown
                 } else if let m = row.maxDuration, t - s.onsetTime >= m {
@@ -126,8 +132,21 @@ public final class AnalyzerTable {
             case .latched:
                 if v < row.exit { s.phase = .idle }
             }
+            if s.phase == .idle || s.phase == .latched { s.releaseTime = nil }
             states[i] = s
         }
+    }
+
+    /// Tracks the release debounce: returns the time the value first went below `exit` once it has stayed
+    /// below for `releaseDelay` seconds, else nil.
+    private func below(_ v: Float, _ row: AnalyzerRow, _ t: Double, _ s: inout RowState) -> Double? {
+        guard v < row.exit else {
+            s.releaseTime = nil
+            return nil
+        }
+        let start = s.releaseTime ?? t
+        s.releaseTime = start
+        return t - start >= row.releaseDelay - 1e-9 ? start : nil
     }
 
     /// Ends every active held row at `frame` (emitting `ended`) and returns all rows to idle; for a lost face.

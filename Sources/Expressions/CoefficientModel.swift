@@ -8,8 +8,13 @@ import WinkCore
 public struct CoefficientModel: Sendable, Equatable, Codable {
     /// Change of the eye aspect ratio, as a fraction of its neutral, that counts as fully closed.
     public var eyeAspectClosing: Float = 0.45
-    /// Drop of the iris contrast below neutral that counts as fully closed.
-    public var irisClosing: Float = 0.22
+    /// Drop of the iris contrast below neutral that still counts as open (squinting, smiling, noise).
+    public var irisDeadZone: Float = 0.06
+    /// Drop of the iris contrast beyond the dead zone that counts as fully closed.
+    public var irisClosing: Float = 0.2
+    /// Narrowing of the eye aspect ratio, as a fraction of neutral, at which the pixel evidence counts in
+    /// full (it counts in proportion below that, and not at all for an eye that has not narrowed).
+    public var eyeNarrowing: Float = 0.25
     /// Weight of the pixel evidence (iris contrast) against the geometry (eye aspect ratio) in eye
     /// openness, 0...1.
     public var irisWeight: Float = 0.85
@@ -32,9 +37,14 @@ public struct CoefficientModel: Sendable, Equatable, Codable {
     public func coefficients(_ m: FaceMeasures, neutral n: FaceMeasures) -> BlendShapeCoefficients {
         var c = BlendShapeCoefficients()
         func ramp(_ x: Float, _ span: Float) -> Float { span == 0 ? 0 : min(1, max(0, x / span)) }
+        // Pixels decide whether an eye is closed (the 68-point model pulls an open eye's lids together when
+        // the other eye closes, so the aspect ratio cannot tell them apart), but only as far as the lids
+        // have moved at all: an eye whose aspect ratio has not narrowed is not closed, whatever the pixels
+        // say (a misplaced eye box, a reflection).
         func closure(ear: Float, earNeutral: Float, iris: Float, irisNeutral: Float) -> Float {
             let geometric = ramp(earNeutral - ear, eyeAspectClosing * max(earNeutral, 1e-3))
-            let pixel = ramp(irisNeutral - iris, irisClosing)
+            let narrowed = ramp(earNeutral - ear, eyeNarrowing * max(earNeutral, 1e-3))
+            let pixel = ramp(irisNeutral - iris - irisDeadZone, irisClosing) * narrowed
             return irisWeight * pixel + (1 - irisWeight) * geometric
         }
         c[.eyeBlinkLeft] = closure(ear: m.eyeAspectLeft, earNeutral: n.eyeAspectLeft, iris: m.irisLeft,

@@ -1,3 +1,7 @@
+import CWinkVision
+#if canImport(Glibc)
+import Glibc
+#endif
 import WinkCore
 
 /// Detection cadence and tracking settings.
@@ -18,6 +22,11 @@ public struct TrackerSettings: Sendable, Equatable, Codable {
     /// and when last detected (24x24 grey patches) below which the face counts as gone at once (a cut, the
     /// face covered or leaving).
     public var minimumSimilarity: Float = 0.6
+    /// Frames between region detections while a face is tracked (1 = detect every frame). In between, the
+    /// predictor's box comes from the last landmarks.
+    public var verifyInterval: Int = 8
+    /// Similarity to the last detected face below which tracking stops trusting itself and detects at once.
+    public var trackingSimilarity: Float = 0.8
     /// Whether the source is mirrored (a selfie view): left and right are swapped back so that they stay
     /// the person's own.
     public var mirrored: Bool = false
@@ -27,20 +36,34 @@ public struct TrackerSettings: Sendable, Equatable, Codable {
 
 /// Follows the largest face from frame to frame.
 ///
-/// Each frame: without a tracked face, HOG detection on the shrunk frame (and periodically an upscaled
-/// small-face search); with one, HOG detection only in a region around the last box, scaled so the face
-/// is about 100 px (about 1 ms), which both confirms the face and gives the 68-point predictor the box
-/// shape it was trained on. A face that fails verification for more than `maximumMisses` frames is lost.
+/// Without a tracked face, HOG detection runs on the shrunk frame (and periodically an upscaled small-face
+/// search). With one, the predictor's box comes from the last frame's landmarks (shaped like the last
+/// detector box, which is what dlib's predictor was trained on), and HOG detection runs only in a region
+/// around the face, scaled so the face is about 100 px: every `verifyInterval` frames, or at once when the
+/// face's 24x24 grey patch stops correlating with the last detected one (`trackingSimilarity`). A face
+/// that fails detection for more than `maximumMisses` frames, or that no longer looks like itself
+/// (`minimumSimilarity`), is lost.
 ///
 /// Not thread-safe: one tracker per processing thread.
 public final class FaceTracker {
     public var settings: TrackerSettings
     private let detector: FaceDetector
     private let predictor: ShapePredictor
-    private var tracked: PixelRect?
+    private var tracked: TrackedFace?
     private var misses = 0
     private var framesWithoutFace = 0
+    private var framesSinceDetection = 0
+    /// The last detector box relative to its landmarks' bounding box: (dx, dy) in box widths/heights,
+    /// then width and height ratios. dlib's predictor was trained on detector boxes, so tracked boxes keep
+    /// that shape.
+    private var anchor = SIMD4<Float>(0.05, 0.2, 0.9, 0.8)
     private let template = FacePatch()
+    /// The tracked face seen upright at a fixed size (`TrackedFace.cropSize` square).
+    private let crop: PixelBuffer = {
+        let b = PixelBuffer()
+        b.resize(width: TrackedFace.cropSize, height: TrackedFace.cropSize)
+        return b
+    }()
     private let current = FacePatch()
     /// Similarity of the face box to the last detected face, when the last detection missed (for tuning).
     public private(set) var lastSimilarity: Float = 1
@@ -64,38 +87,99 @@ public final class FaceTracker {
     /// The largest face in this frame, or `nil` if none is tracked.
     /// - Throws: `FaceTrackingError.internal` if dlib fails.
     public func process(_ buffer: PixelBuffer) throws -> FaceObservation? {
-        var box: PixelRect?
-        if let last = tracked {
-            box = try verify(last, in: buffer)
-            if let found = box {
-                misses = 0
-                template.sample(buffer, box: found)
-            } else {
-                misses += 1
-                current.sample(buffer, box: last)
-                lastSimilarity = current.correlation(template)
-                if misses > settings.maximumMisses || lastSimilarity < settings.minimumSimilarity {
-                    tracked = nil
-                    misses = 0
-                    return nil
-                }
-                box = last
-            }
-        } else {
-            box = try search(buffer)
-            if box == nil {
+        guard let state = tracked else {
+            guard let found = try search(buffer) else {
                 framesWithoutFace += 1
                 return nil
             }
             framesWithoutFace = 0
-            template.sample(buffer, box: box!)
+            let face = TrackedFace(center: found.center, width: found.width, height: found.height, roll: 0)
+            warp(buffer, around: face)
+            return try observe(buffer, face: face, box: face.cropBox, detected: true)
         }
-        guard let box else { return nil }
-        tracked = box
-        let landmarks = try predictor.landmarks(in: buffer, box: box)
-        var observation = FaceMeasure.observe(landmarks, box: box, in: buffer, scratch: predictor.scratch)
+        warp(buffer, around: state)
+        let predicted = state.cropBox
+        framesSinceDetection += 1
+        var confirmNow = framesSinceDetection >= max(1, settings.verifyInterval)
+        if !confirmNow {
+            // Between detections, detect only if the face no longer looks like the one last detected.
+            current.sample(crop, box: predicted)
+            lastSimilarity = current.correlation(template)
+            confirmNow = lastSimilarity < settings.trackingSimilarity
+        }
+        guard confirmNow else { return try observe(buffer, face: state, box: predicted, detected: false) }
+        if let found = try verifyInCrop(predicted) {
+            misses = 0
+            return try observe(buffer, face: state, box: found, detected: true)
+        }
+        misses += 1
+        current.sample(crop, box: predicted)
+        lastSimilarity = current.correlation(template)
+        if misses > settings.maximumMisses || lastSimilarity < settings.minimumSimilarity {
+            tracked = nil
+            misses = 0
+            return nil
+        }
+        return try observe(buffer, face: state, box: predicted, detected: false)
+    }
+
+    /// Looks at `face` upright and at a fixed size: fills `crop` through the similarity transform of
+    /// `TrackedFace.cropToFrame`.
+    private func warp(_ buffer: PixelBuffer, around face: TrackedFace) {
+        var m = face.cropToFrame
+        _ = withUnsafePointer(to: &m) { p in
+            p.withMemoryRebound(to: Float.self, capacity: 6) { m in
+                wv_warp_affine(buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width), m,
+                               crop.gray, Int32(TrackedFace.cropSize), Int32(TrackedFace.cropSize))
+            }
+        }
+    }
+
+    /// Landmarks predicted in `box` of the upright crop, mapped back to the frame. When the box came from
+    /// the detector, remember how it sits on the landmarks and what the face looks like, so the next frames
+    /// can be tracked without detection.
+    private func observe(_ buffer: PixelBuffer, face: TrackedFace, box: PixelRect,
+                         detected: Bool) throws -> FaceObservation {
+        let inCrop = try predictor.landmarks(in: crop, box: box)
+        let extent = inCrop.boundingBox(.face)
+        if detected {
+            framesSinceDetection = 0
+            template.sample(crop, box: box)
+            if extent.width > 1 && extent.height > 1 {
+                anchor = SIMD4((box.x - extent.x) / extent.width, (box.y - extent.y) / extent.height,
+                               box.width / extent.width, box.height / extent.height)
+            }
+        }
+        var landmarks = inCrop
+        for i in 0..<Landmarks.count { landmarks[i] = face.toFrame(inCrop[i]) }
+        let next = PixelRect(x: extent.x + anchor[0] * extent.width, y: extent.y + anchor[1] * extent.height,
+                             width: anchor[2] * extent.width, height: anchor[3] * extent.height)
+        let eyeLine = inCrop[45] - inCrop[36]
+        let scale = face.scale
+        tracked = TrackedFace(center: face.toFrame(next.center), width: next.width / scale,
+                              height: next.height / scale, roll: face.roll + atan2(eyeLine.y, eyeLine.x))
+        let frameBox = PixelRect(x: face.toFrame(box.center).x - box.width / scale / 2,
+                                 y: face.toFrame(box.center).y - box.height / scale / 2,
+                                 width: box.width / scale, height: box.height / scale)
+        var observation = FaceMeasure.observe(landmarks, box: frameBox, in: buffer, scratch: predictor.scratch)
         if settings.mirrored { observation = observation.mirrored(imageWidth: buffer.width) }
         return observation
+    }
+
+    /// HOG detection in the upright crop; the face nearest the predicted box, if plausibly the same face.
+    private func verifyInCrop(_ predicted: PixelRect) throws -> PixelRect? {
+        detections += 1
+        let faces = try detector.detect(in: crop, scale: 0.7)
+        let c = predicted.center
+        let best = faces.min { a, b in
+            let da = a.center - c, db = b.center - c
+            return (da * da).sum() < (db * db).sum()
+        }
+        guard let best else { return nil }
+        let d = best.center - c
+        guard (d * d).sum().squareRoot() < predicted.width * 0.5, best.width > predicted.width * 0.6,
+              best.width < predicted.width * 1.6 else { return nil }
+        return best
     }
 
     /// Every face in the frame (largest first), each with landmarks, measured independently: for stills
@@ -128,25 +212,42 @@ public final class FaceTracker {
         let s = min(4, needed / Float(1 << upsample))
         return try detector.detect(in: buffer, scale: s, upsample: upsample).first
     }
+}
 
-    private func verify(_ last: PixelRect, in buffer: PixelBuffer) throws -> PixelRect? {
-        let margin = last.width * 0.6
-        let region = PixelRect(x: last.x - margin, y: last.y - margin, width: last.width + 2 * margin,
-                               height: last.height + 2 * margin)
-        let scale = min(4, max(0.05, 100 / last.width))
-        detections += 1
-        let faces = try detector.detect(in: buffer, region: region, scale: scale)
-        // The face whose centre is nearest the last one, if it plausibly is the same face.
-        let c = last.center
-        let best = faces.min { a, b in
-            let da = a.center - c, db = b.center - c
-            return (da * da).sum() < (db * db).sum()
-        }
-        guard let best else { return nil }
-        let d = best.center - c
-        guard (d * d).sum().squareRoot() < last.width * 0.5, best.width > last.width * 0.6,
-              best.width < last.width * 1.6 else { return nil }
-        return best
+/// Where a tracked face is: the centre and size of its detector-shaped box in frame pixels, and its roll
+/// (radians, the angle of the eye line 36->45 in the image, positive clockwise on screen).
+struct TrackedFace {
+    /// Side of the square upright crop, in pixels.
+    static let cropSize = 320
+    /// Width of the face's box in the crop, in pixels: large enough for dlib's HOG window (80 px) at the
+    /// 0.7 detection scale, small enough to keep detection and warping cheap.
+    static let cropFaceWidth: Float = 140
+
+    var center: PixelPoint
+    var width: Float
+    var height: Float
+    var roll: Float
+
+    /// Crop pixels per frame pixel.
+    var scale: Float { Self.cropFaceWidth / max(width, 1) }
+
+    /// The face's box in crop coordinates (centred).
+    var cropBox: PixelRect {
+        let s = scale, half = Float(Self.cropSize) / 2
+        return PixelRect(x: half - width * s / 2, y: half - height * s / 2, width: width * s, height: height * s)
+    }
+
+    /// Row-major 2x3 affine map from crop pixels to frame pixels: p = c + R(roll) (q - N/2) / s.
+    var cropToFrame: (Float, Float, Float, Float, Float, Float) {
+        let s = scale, c = cos(roll), n = sin(roll), h = Float(Self.cropSize) / 2
+        return (c / s, -n / s, center.x - (c - n) * h / s, n / s, c / s, center.y - (n + c) * h / s)
+    }
+
+    /// A crop point in frame pixels.
+    func toFrame(_ q: PixelPoint) -> PixelPoint {
+        let s = scale, c = cos(roll), n = sin(roll), h = Float(Self.cropSize) / 2
+        let d = (q - PixelPoint(h, h)) / s
+        return center + PixelPoint(c * d.x - n * d.y, n * d.x + c * d.y)
     }
 }
 

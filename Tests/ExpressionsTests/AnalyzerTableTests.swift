@@ -103,12 +103,14 @@ struct AnalyzerTableTests {
         s.feed([(.eyeBlinkLeft, 0.9), (.eyeBlinkRight, 0.1)])
         s.feed([(.eyeBlinkLeft, 0.95), (.eyeBlinkRight, 0.9)], times: 3)
         s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)], times: 3)
-        #expect(s.summary == ["blink:occurred@4"])
+        // Reopened at frame 4; the default release delay (0.06 s) decides it two frames later.
+        #expect(s.summary == ["blink:occurred@6"])
+        #expect(s.events.first?.duration == 0.1)
         // A real wink: left closed, right open for 0.4 s.
         s.events.removeAll()
         s.feed([(.eyeBlinkLeft, 0.9), (.eyeBlinkRight, 0.05)], times: 12)
-        s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)])
-        #expect(s.summary == ["winkLeft:began@12", "winkLeft:ended@19"])
+        s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)], times: 3)
+        #expect(s.summary == ["winkLeft:began@12", "winkLeft:ended@21"])
     }
 
     @Test func closedGateEndsActiveRowsAndBlocksNewOnes() {
@@ -128,6 +130,25 @@ struct AnalyzerTableTests {
         s.feed([(.jawOpen, 0.9)], times: 3)
         s.table.reset(frame: FrameInfo(index: 3, time: 0.1, monotonicNanoseconds: 0), into: &s.events)
         #expect(s.summary == ["mouthOpen:began@0", "mouthOpen:ended@3"])
+    }
+
+    @Test func releaseDelayRidesOutASingleNoisyFrame() {
+        let row = AnalyzerRow(event: "winkLeft", value: try! Formula(parsing: "eyeBlinkLeft"), enter: 0.5, exit: 0.3,
+                              minDuration: 0.15, releaseDelay: 0.06)
+        var s = Script([row])
+        s.feed([(.eyeBlinkLeft, 0.9)], times: 3)
+        s.feed([(.eyeBlinkLeft, 0.1)])  // one noisy frame inside the wink
+        s.feed([(.eyeBlinkLeft, 0.9)], times: 4)
+        #expect(s.summary == ["winkLeft:began@5"])
+        s.feed([(.eyeBlinkLeft, 0.1)], times: 3)  // released at frame 8, decided at 10
+        #expect(s.summary == ["winkLeft:began@5", "winkLeft:ended@10"])
+        #expect(s.events.last?.duration == 0.267)
+        var strict = Script([AnalyzerRow(event: "winkLeft", value: try! Formula(parsing: "eyeBlinkLeft"), enter: 0.5,
+                                         exit: 0.3, minDuration: 0.15)])
+        strict.feed([(.eyeBlinkLeft, 0.9)], times: 3)
+        strict.feed([(.eyeBlinkLeft, 0.1)])
+        strict.feed([(.eyeBlinkLeft, 0.9)], times: 6)
+        #expect(strict.summary == ["winkLeft:began@9"], "without the delay the dip restarts the wait")
     }
 
     @Test func defaultTableIsValid() {

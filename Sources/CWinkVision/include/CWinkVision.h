@@ -60,6 +60,12 @@ int wv_predictor_parts(const wv_predictor *predictor);
 wv_status wv_predict(wv_predictor *predictor, const uint8_t *gray, int width, int height, int stride,
                      wv_rect box, float *out_xy, int out_capacity);
 
+/// Resamples the grey frame into `out` (`out_width` x `out_height`, stride = out_width) through the affine
+/// map `m` (row-major 2x3) that takes OUTPUT pixel coordinates to FRAME pixel coordinates (bilinear,
+/// border replicated). Used to look at a tracked face upright and at a fixed size.
+wv_status wv_warp_affine(const uint8_t *gray, int width, int height, int stride, const float *m,
+                         uint8_t *out, int out_width, int out_height);
+
 /// Samples `box` (full-frame pixels, clipped to the image) into a `size` x `size` patch (INTER_AREA) and
 /// normalises it to zero mean and unit length, so the dot product of two patches is their normalised
 /// cross-correlation (-1...1). `out` receives size*size floats. A box entirely outside the image gives
