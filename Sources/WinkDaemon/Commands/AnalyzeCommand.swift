@@ -57,7 +57,7 @@ enum AnalyzeCommand {
     }
 }
 
-/// Options shared by the commands that run the pipeline: `--config`, `--model`, `--mirrored`.
+/// Options shared by the commands that run the pipeline: `--config`, `--model`, `--mirrored`, `--profile`.
 struct CommonOptions {
     var configuration: Configuration
     var modelPath: String
@@ -71,16 +71,22 @@ struct CommonOptions {
         let configPath = try args.option("--config")
         let model = try args.option("--model")
         let mirrored = args.flag("--mirrored")
+        let profile = try args.option("--profile")
         configuration = try configPath.map { try Configuration.load(path: $0) } ?? Configuration()
         if mirrored { configuration.mirrored = true }
+        // A profile on the command line replaces the configuration's; relative to the working directory.
+        if let profile { configuration.profilePath = URL(fileURLWithPath: profile).path }
         modelPath = model ?? ProcessInfo.processInfo.environment["WINK_MODEL"] ?? ShapePredictor.debianModelPath
     }
 
-    /// Loads the model (checked before any frame is read) and builds the pipeline.
-    /// - Throws: `FaceTrackingError` (exit 78) for a bad model.
+    /// Loads the calibration profile and the model (both checked before any frame is read) and builds the
+    /// pipeline.
+    /// - Throws: `CalibrationProfileError` (66 missing, 78 corrupt) for the profile, `FaceTrackingError`
+    ///   (exit 78) for a bad model.
     func makePipeline() throws -> FramePipeline {
+        let (personalised, prior) = try configuration.applyingProfile()
         let predictor = try ShapePredictor(path: modelPath)
-        return FramePipeline(configuration: configuration, predictor: predictor)
+        return FramePipeline(configuration: personalised, predictor: predictor, prior: prior)
     }
 }
 
