@@ -50,21 +50,15 @@ public struct PlotLayout: Sendable, Equatable {
 
     /// Time-axis ticks: a 1-2-5 step giving about 10 ticks over the range, starting at a multiple of it.
     public var ticks: [Double] {
-        let span = end - start
-        let raw = span / 10
-        let magnitude = pow10(floor(log10(raw)))
-        let step = [1.0, 2, 5, 10].map { $0 * magnitude }.first { $0 >= raw } ?? 10 * magnitude
-        var t = (start / step).rounded(.up) * step
-        var result: [Double] = []
-        while t <= end + 1e-9 {
-            result.append(t)
-            t += step
-        }
-        return result
+        let raw = (end - start) / 10
+        let magnitude = pow(10, floor(log10(raw)))
+        let step = [1.0, 2, 5, 10].map { $0 * magnitude }.first { $0 >= raw * (1 - 1e-9) } ?? 10 * magnitude
+        let first = Int((start / step - 1e-9).rounded(.up)), last = Int((end / step + 1e-9).rounded(.down))
+        guard first <= last else { return [] }
+        // k x step, rounded to 1e-9 s so 3 x 0.1 is 0.3.
+        return (first...last).map { (Double($0) * step * 1e9).rounded() / 1e9 }
     }
 }
-
-private func pow10(_ x: Double) -> Double { exp(x * log(10)) }
 
 #if canImport(Glibc)
 import Glibc
