@@ -93,6 +93,29 @@ wo_status wo_video_writer_write(wo_video_writer *writer, const uint8_t *bgr, int
 /// Finishes the file and frees the writer.
 void wo_video_writer_close(wo_video_writer *writer);
 
+// ---- Plot canvas (Plot.cpp), for `winkctl analyze --plot`: a white BGR image drawn with OpenCV's
+// primitives (cv::rectangle, cv::line, cv::polylines, cv::putText) and written with cv::imwrite.
+// Coordinates are pixels, origin top-left, x right, y down; colours are 0xRRGGBB.
+// Thread-safety: a canvas is used by one thread at a time; wo_canvas_text_width is thread-safe.
+typedef struct wo_canvas wo_canvas;
+
+/// A `width` x `height` canvas filled with white. WO_BAD_ARGUMENT for a size outside 1...16384.
+wo_status wo_canvas_create(int width, int height, wo_canvas **out);
+void wo_canvas_destroy(wo_canvas *canvas);
+/// Fills the rectangle with corners (x0, y0) and (x1, y1), both inclusive, clipped to the canvas.
+void wo_canvas_fill_rect(wo_canvas *canvas, int x0, int y0, int x1, int y1, uint32_t rgb);
+/// A straight line `thickness` pixels wide; 8-connected (exact pixels) unless `antialiased` is 1.
+void wo_canvas_line(wo_canvas *canvas, int x0, int y0, int x1, int y1, uint32_t rgb, int thickness, int antialiased);
+/// An open antialiased polyline through `count` points given as x, y pairs in `xy` (2 x count ints).
+void wo_canvas_polyline(wo_canvas *canvas, const int *xy, int count, uint32_t rgb, int thickness);
+/// Text in OpenCV's Hershey simplex font, antialiased, starting at `x` with its baseline at `y`;
+/// `scale` 0.4 gives letters about 9 pixels high.
+void wo_canvas_text(wo_canvas *canvas, const char *text, int x, int y, double scale, uint32_t rgb);
+/// Width in pixels of `text` drawn by wo_canvas_text at `scale`.
+int wo_canvas_text_width(const char *text, double scale);
+/// Writes the canvas as a PNG (or JPEG, by extension, as wo_image_write).
+wo_status wo_canvas_write(const wo_canvas *canvas, const char *path, char *message, size_t message_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,13 +2,15 @@ import Capture
 import Expressions
 import FaceTracking
 import Foundation
+import Overlay
 import WinkCore
 
 /// `winkctl analyze FILE`: the daemon's pipeline on a recording or image, as fast as possible, printing
 /// the event lines (NDJSON) to stdout.
 enum AnalyzeCommand {
     static let command = WinkctlMain.Command(
-        synopsis: "analyze FILE [--config FILE] [--model FILE] [--mirrored] [--coefficients] [--measures] "
+        synopsis: "analyze FILE [--config FILE] [--model FILE] [--profile FILE] [--mirrored] [--coefficients] "
+            + "[--measures] [--plot OUT.png] "
             + "[--flip] [--rotate DEG] [--scale S] [--gain G] [--noise SIGMA]",
         run: run)
 
@@ -16,6 +18,7 @@ enum AnalyzeCommand {
         let options = try CommonOptions(&args)
         let withCoefficients = args.flag("--coefficients")
         let withMeasures = args.flag("--measures")
+        let plotPath = try args.option("--plot")
         var transform = FrameTransform()
         transform.flip = args.flag("--flip")
         transform.degrees = try args.number("--rotate", in: -180.0...180.0) ?? 0
@@ -25,18 +28,25 @@ enum AnalyzeCommand {
         transform.resizeFrame = transform.degrees == 0
         guard let file = args.positional() else { throw UsageError("analyze: which file? usage: winkctl \(command.synopsis)") }
         try args.finish()
+        if let plotPath, OverlayOutputKind(path: plotPath) != .image {
+            throw UsageError("analyze: --plot writes a .png (or .jpg) image, got '\(plotPath)'")
+        }
 
         var source = try openMediaFile(path: file)
         if transform != FrameTransform(resizeFrame: transform.resizeFrame) { source = TransformedSource(source, transform) }
         let pipeline = try options.makePipeline()
         let out = LineWriter()
         let encoder = LineEncoder()
+        let plot = plotPath.map { _ in AnalyzePlotRecorder(rows: pipeline.engine.table.rows) }
         try pipeline.run(source) { info, face in
+            plot?.add(time: info.time, coefficients: pipeline.engine.facePresent ? pipeline.engine.coefficients : nil,
+                      events: pipeline.engine.events)
             if withCoefficients, let line = pipeline.coefficientsLine(info: info) { out.write(try encoder.line(line)) }
             if withMeasures, let face { out.write(Data((measuresLine(info, face, pipeline) + "\n").utf8)) }
             for event in pipeline.engine.events { out.write(try encoder.line(event)) }
         }
         out.flush()
+        if let plot, let plotPath { try plot.plot(title: file).write(to: plotPath) }
         return .ok
     }
 
@@ -57,7 +67,7 @@ enum AnalyzeCommand {
     }
 }
 
-/// Options shared by the commands that run the pipeline: `--config`, `--model`, `--mirrored`.
+/// Options shared by the commands that run the pipeline: `--config`, `--model`, `--mirrored`, `--profile`.
 struct CommonOptions {
     var configuration: Configuration
     var modelPath: String
@@ -71,16 +81,22 @@ struct CommonOptions {
         let configPath = try args.option("--config")
         let model = try args.option("--model")
         let mirrored = args.flag("--mirrored")
+        let profile = try args.option("--profile")
         configuration = try configPath.map { try Configuration.load(path: $0) } ?? Configuration()
         if mirrored { configuration.mirrored = true }
+        // A profile on the command line replaces the configuration's; relative to the working directory.
+        if let profile { configuration.profilePath = URL(fileURLWithPath: profile).path }
         modelPath = model ?? ProcessInfo.processInfo.environment["WINK_MODEL"] ?? ShapePredictor.debianModelPath
     }
 
-    /// Loads the model (checked before any frame is read) and builds the pipeline.
-    /// - Throws: `FaceTrackingError` (exit 78) for a bad model.
+    /// Loads the calibration profile and the model (both checked before any frame is read) and builds the
+    /// pipeline.
+    /// - Throws: `CalibrationProfileError` (66 missing, 78 corrupt) for the profile, `FaceTrackingError`
+    ///   (exit 78) for a bad model.
     func makePipeline() throws -> FramePipeline {
+        let (personalised, prior) = try configuration.applyingProfile()
         let predictor = try ShapePredictor(path: modelPath)
-        return FramePipeline(configuration: configuration, predictor: predictor)
+        return FramePipeline(configuration: personalised, predictor: predictor, prior: prior)
     }
 }
 

@@ -1,0 +1,61 @@
+import WinkCore
+
+extension FaceMeasures {
+    /// Every measure by name, in declaration order. The names are the JSON keys of a stored profile.
+    ///
+    /// `CalibrationProfileTests` checks that this list covers every stored property of `FaceMeasures`,
+    /// so a measure added there cannot be silently left out of profiles.
+    public static let namedMeasures: [(name: String, keyPath: WritableKeyPath<FaceMeasures, Float>)] = [
+        ("eyeAspectLeft", \.eyeAspectLeft), ("eyeAspectRight", \.eyeAspectRight),
+        ("irisLeft", \.irisLeft), ("irisRight", \.irisRight),
+        ("jawDrop", \.jawDrop), ("lipGap", \.lipGap), ("mouthWidth", \.mouthWidth),
+        ("cornerLiftLeft", \.cornerLiftLeft), ("cornerLiftRight", \.cornerLiftRight),
+        ("innerBrowHeight", \.innerBrowHeight), ("browHeightLeft", \.browHeightLeft),
+        ("browHeightRight", \.browHeightRight),
+    ]
+
+    /// The per-measure median of `samples` (each measure sorted on its own; the mean of the two middle
+    /// values for an even count), or `nil` for no samples. Robust to a few frames with a blink or a
+    /// mistracked landmark, unlike the mean.
+    public static func median(of samples: [FaceMeasures]) -> FaceMeasures? {
+        guard !samples.isEmpty else { return nil }
+        var result = FaceMeasures()
+        var column = [Float](repeating: 0, count: samples.count)
+        for (_, key) in namedMeasures {
+            for i in samples.indices { column[i] = samples[i][keyPath: key] }
+            column.sort()
+            let mid = column.count / 2
+            result[keyPath: key] = column.count % 2 == 1 ? column[mid] : (column[mid - 1] + column[mid]) / 2
+        }
+        return result
+    }
+}
+
+/// A profile stores measures as a JSON object keyed by `FaceMeasures.namedMeasures` names; every key is
+/// required and must be a finite number.
+extension FaceMeasures: Codable {
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        self.init()
+        for (name, key) in Self.namedMeasures {
+            let value = try c.decode(Float.self, forKey: Key(stringValue: name))
+            guard value.isFinite else {
+                throw DecodingError.dataCorruptedError(forKey: Key(stringValue: name), in: c,
+                                                       debugDescription: "expected a finite number")
+            }
+            self[keyPath: key] = value
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        for (name, key) in Self.namedMeasures { try c.encode(self[keyPath: key], forKey: Key(stringValue: name)) }
+    }
+}

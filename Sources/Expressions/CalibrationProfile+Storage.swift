@@ -1,0 +1,108 @@
+import Foundation
+import WinkCore
+
+/// Errors of calibration profiles: reading, writing and recording them.
+///
+/// `description` is the one line printed before exiting: the file concerned and what is wrong with it.
+public struct CalibrationProfileError: ExitCodeError, Equatable {
+    public enum Code: Sendable, Equatable {
+        /// The profile file does not exist or cannot be read. Exit 66.
+        case missing
+        /// The file is not a calibration profile: not JSON, a missing or mistyped key, an unsupported
+        /// version. Exit 78 (a profile is configuration).
+        case corrupt
+        /// The profile cannot be written (no such directory, no permission). Exit 69 (as for other
+        /// outputs; `EX_CANTCREAT`, 73, is not among SPEC.md's codes).
+        case unwritable
+        /// A recording step had no usable face (none found, or outside the quality gate). Exit 65.
+        case noFace
+    }
+
+    public var code: Code
+    /// The profile file, or the recording for `.noFace`.
+    public var path: String
+    /// What is wrong, for a person, without the path.
+    public var reason: String
+
+    public init(_ code: Code, path: String, reason: String) {
+        self.code = code
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String { "\(path): \(reason)" }
+
+    public var exitCode: ExitCode {
+        switch code {
+        case .missing: .noInput
+        case .corrupt: .configuration
+        case .unwritable: .unavailable
+        case .noFace: .dataError
+        }
+    }
+}
+
+extension CalibrationProfile {
+    /// Reads the profile at `path`.
+    /// - Throws: `CalibrationProfileError.missing` (66) when the file does not exist or cannot be read,
+    ///   `.corrupt` (78) naming the file and the first problem when it is not a valid profile.
+    public static func load(path: String) throws -> CalibrationProfile {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            var isDirectory: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            let reason = !exists ? "no such calibration profile (record one with winkctl calibrate)"
+                : isDirectory.boolValue ? "is a directory, not a calibration profile" : "cannot read the calibration profile"
+            throw CalibrationProfileError(.missing, path: path, reason: reason)
+        }
+        do {
+            return try decode(data)
+        } catch {
+            throw CalibrationProfileError(.corrupt, path: path, reason: "not a valid calibration profile: \(describe(error))")
+        }
+    }
+
+    /// Decodes profile JSON.
+    /// - Throws: `DecodingError` (or Foundation's JSON error) for anything but a valid profile.
+    public static func decode(_ data: Data) throws -> CalibrationProfile {
+        try JSONDecoder().decode(CalibrationProfile.self, from: data)
+    }
+
+    /// The profile as pretty-printed JSON with sorted keys (stable for diffs), ending in a newline.
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        var data = try encoder.encode(self)
+        data.append(0x0A)
+        return data
+    }
+
+    /// Writes the profile to `path` atomically (a temporary file renamed over it).
+    /// - Throws: `CalibrationProfileError.unwritable` (69) naming the file.
+    public func save(to path: String) throws {
+        do {
+            try encoded().write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            let reason = (error as NSError).localizedDescription
+            throw CalibrationProfileError(.unwritable, path: path, reason: "cannot write the calibration profile (\(reason))")
+        }
+    }
+
+    /// "key.path: what is wrong" for a decoding error; Foundation's message for a JSON syntax error.
+    static func describe(_ error: Error) -> String {
+        func path(_ p: [CodingKey]) -> String {
+            let text = p.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            return text.isEmpty ? "" : text + ": "
+        }
+        switch error {
+        case DecodingError.typeMismatch(_, let ctx), DecodingError.valueNotFound(_, let ctx):
+            return "\(path(ctx.codingPath))\(ctx.debugDescription)"
+        case DecodingError.keyNotFound(let key, let ctx):
+            return "\(path(ctx.codingPath + [key]))required"
+        case DecodingError.dataCorrupted(let ctx):
+            let underlying = (ctx.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            return "\(path(ctx.codingPath))\(underlying ?? ctx.debugDescription)".replacingOccurrences(of: "\n", with: " ")
+        default:
+            return "\(error)".replacingOccurrences(of: "\n", with: " ")
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import WinkCore
+
+/// One person's face, recorded by `winkctl calibrate`: their neutral `FaceMeasures` and, for each
+/// deliberate expression they recorded, the measures while holding it.
+///
+/// The neutral becomes `Calibration`'s prior (the starting point the running neutral adapts from), and the
+/// expressions give per-person spans for `CoefficientModel` (see `personalised(_:)`), so a coefficient
+/// reaches 1 at this person's own full expression rather than the population's.
+///
+/// Stored as versioned JSON (`save(to:)`, `load(path:)`):
+/// ```json
+/// { "version": 1, "reach": 0.9, "source": "/dev/video0",
+///   "neutral": { "eyeAspectLeft": 0.31, "irisLeft": 0.8, "jawDrop": 0.95, ... },
+///   "expressions": { "eyesClosed": { ... }, "smile": { ... } } }
+/// ```
+/// Measures are the unitless ratios of `FaceMeasures` (lengths per interocular distance).
+public struct CalibrationProfile: Sendable, Equatable {
+    /// The format version this code writes and reads.
+    public static let formatVersion = 1
+
+    /// What the person does during one step of a calibration recording. Left and right are the person's own.
+    public enum Step: String, CaseIterable, Sendable, Codable, CodingKeyRepresentable {
+        case neutral, eyesClosed, winkLeft, winkRight, smile, mouthOpen, browsUp
+
+        /// The instruction shown to the person before the step.
+        public var prompt: String {
+            switch self {
+            case .neutral: "look at the camera with a neutral, relaxed face"
+            case .eyesClosed: "close both eyes and keep them closed"
+            case .winkLeft: "close your LEFT eye only (the one on the right of a mirror image)"
+            case .winkRight: "close your RIGHT eye only"
+            case .smile: "smile broadly and hold it"
+            case .mouthOpen: "open your mouth wide (drop your jaw) and hold it"
+            case .browsUp: "raise your eyebrows and hold them up"
+            }
+        }
+    }
+
+    /// Format version of this profile (`formatVersion` when written by this code).
+    public var version: Int
+    /// The person's neutral face.
+    public var neutral: FaceMeasures
+    /// Measures while holding each recorded deliberate expression (never `.neutral`).
+    public var expressions: [Step: FaceMeasures]
+    /// Fraction (0 < reach <= 1) of the recorded change from neutral at which a coefficient reaches 1:
+    /// with 0.9, eyeBlink is 1 already at 90% of the recorded eye closure. Below 1 because a deliberate
+    /// held expression is usually fuller than the same expression in use.
+    public var reach: Float
+    /// The recording the profile was made from (a device or file path), for people reading the file.
+    public var source: String?
+
+    public init(neutral: FaceMeasures, expressions: [Step: FaceMeasures] = [:], reach: Float = 0.9,
+                source: String? = nil) {
+        version = Self.formatVersion
+        self.neutral = neutral
+        self.expressions = expressions.filter { $0.key != .neutral }
+        self.reach = reach
+        self.source = source
+    }
+
+    /// The prior neutral for `Calibration(prior:)`: the recorded neutral.
+    public var prior: FaceMeasures { neutral }
+}
+
+extension CalibrationProfile: Codable {
+    enum CodingKeys: String, CodingKey { case version, neutral, expressions, reach, source }
+
+    /// - Throws: `DecodingError` for a missing or mistyped key, a version other than `formatVersion`, a
+    ///   `reach` outside 0 < reach <= 1, or an expression named `neutral`.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        version = try c.decode(Int.self, forKey: .version)
+        guard version == Self.formatVersion else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .version, in: c,
+                debugDescription: "version \(version) is not supported (this winkctl reads version \(Self.formatVersion))")
+        }
+        neutral = try c.decode(FaceMeasures.self, forKey: .neutral)
+        expressions = try c.decodeIfPresent([Step: FaceMeasures].self, forKey: .expressions) ?? [:]
+        if expressions[.neutral] != nil {
+            throw DecodingError.dataCorruptedError(forKey: .expressions, in: c,
+                                                   debugDescription: "'neutral' belongs in the top-level 'neutral' key")
+        }
+        reach = try c.decodeIfPresent(Float.self, forKey: .reach) ?? 0.9
+        guard reach > 0 && reach <= 1 else {
+            throw DecodingError.dataCorruptedError(forKey: .reach, in: c,
+                                                   debugDescription: "expected a number in (0, 1], got \(reach)")
+        }
+        source = try c.decodeIfPresent(String.self, forKey: .source)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(version, forKey: .version)
+        try c.encode(reach, forKey: .reach)
+        try c.encodeIfPresent(source, forKey: .source)
+        try c.encode(neutral, forKey: .neutral)
+        try c.encode(expressions, forKey: .expressions)
+    }
+}

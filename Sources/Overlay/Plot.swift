@@ -1,0 +1,174 @@
+/// Coefficients and analyzer values over time, drawn as a PNG for tuning thresholds (`winkctl analyze --plot`).
+///
+/// One lane per series: the value over time (a dark line, broken where there was no face), the series'
+/// `enter` threshold as a solid orange line and its `exit` threshold as a dashed blue line, shaded spans
+/// where the expression was active, and a vertical marker at each event (green `began`, red `ended`,
+/// purple `occurred`). Time runs left to right in seconds along a labelled axis.
+public struct TimelinePlot: Sendable {
+    /// One series.
+    public struct Lane: Sendable {
+        public var title: String
+        /// Smaller lines under the title, separated by "\n" (a formula, the thresholds), each shrunk to fit.
+        public var subtitle: String
+        /// One value (0...1) per entry of `TimelinePlot.times`; NaN where nothing was measured (no face).
+        public var values: [Float]
+        public var enter: Float?
+        public var exit: Float?
+        /// Time spans (seconds) in which the expression was active.
+        public var active: [ClosedRange<Double>]
+
+        public init(title: String, subtitle: String = "", values: [Float], enter: Float? = nil, exit: Float? = nil,
+                    active: [ClosedRange<Double>] = []) {
+            self.title = title
+            self.subtitle = subtitle
+            self.values = values
+            self.enter = enter
+            self.exit = exit
+            self.active = active
+        }
+    }
+
+    /// The phase of an event marker.
+    public enum MarkerKind: Sendable, Equatable { case began, ended, occurred }
+
+    /// An event drawn in lane `lane` at `time` seconds.
+    public struct Marker: Sendable, Equatable {
+        public var lane: Int
+        public var time: Double
+        public var kind: MarkerKind
+        public init(lane: Int, time: Double, kind: MarkerKind) {
+            self.lane = lane
+            self.time = time
+            self.kind = kind
+        }
+    }
+
+    /// The colours used, 0xRRGGBB.
+    public enum Colour {
+        public static let background: UInt32 = 0xFFFFFF
+        public static let lane: UInt32 = 0xF6F6F6
+        public static let noFace: UInt32 = 0xDCDCDC
+        public static let active: UInt32 = 0xCFEFD4
+        public static let grid: UInt32 = 0xE2E2E2
+        public static let value: UInt32 = 0x202020
+        public static let enter: UInt32 = 0xE07000
+        public static let exit: UInt32 = 0x3060C0
+        public static let began: UInt32 = 0x1E9E3E
+        public static let ended: UInt32 = 0xD02020
+        public static let occurred: UInt32 = 0x8030C0
+        public static let text: UInt32 = 0x202020
+
+        public static func marker(_ kind: MarkerKind) -> UInt32 {
+            switch kind {
+            case .began: began
+            case .ended: ended
+            case .occurred: occurred
+            }
+        }
+    }
+
+    public var title: String
+    /// Frame times in seconds, ascending.
+    public var times: [Double]
+    public var lanes: [Lane] = []
+    public var markers: [Marker] = []
+
+    public init(title: String, times: [Double]) {
+        self.title = title
+        self.times = times
+    }
+
+    /// The layout for this plot at `width` pixels and `laneHeight` pixels a lane, over the frames' time range.
+    public func layout(width: Int = 1200, laneHeight: Int = 80) -> PlotLayout {
+        PlotLayout(width: width, laneHeight: laneHeight, lanes: lanes.count, start: min(0, times.first ?? 0),
+                   end: times.last ?? 1)
+    }
+
+    /// Draws the plot and writes it to `path` (PNG, or JPEG by extension).
+    /// - Throws: `OverlayError.output` (69) when the file cannot be written; `.internal` (70) when the
+    ///   image cannot be allocated.
+    public func write(to path: String, layout: PlotLayout? = nil) throws {
+        let layout = layout ?? self.layout()
+        let canvas = try PlotCanvas(width: layout.width, height: layout.height)
+        draw(on: canvas, layout: layout)
+        try canvas.write(to: path)
+    }
+
+    func draw(on canvas: PlotCanvas, layout: PlotLayout) {
+        let l = layout
+        canvas.text(title, x: 8, y: 20, scale: 0.5, Colour.text)
+        let legend = "value    enter    exit    began    ended    occurred    active"
+        var lx = l.plotRight - PlotCanvas.textWidth(legend) - 40
+        for (name, colour) in [("value", Colour.value), ("enter", Colour.enter), ("exit", Colour.exit),
+                               ("began", Colour.began), ("ended", Colour.ended), ("occurred", Colour.occurred),
+                               ("active", Colour.active)] {
+            canvas.fill(lx, 12, lx + 8, 20, colour)
+            canvas.text(name, x: lx + 12, y: 20, scale: 0.4, Colour.text)
+            lx += PlotCanvas.textWidth(name) + 24
+        }
+        for (i, lane) in lanes.enumerated() {
+            let top = l.y(lane: i, value: 1), bottom = l.y(lane: i, value: 0)
+            canvas.fill(l.left, top, l.plotRight, bottom, Colour.lane)
+            for span in noFaceSpans(lane) { canvas.fill(l.x(span.lowerBound), top, l.x(span.upperBound), bottom, Colour.noFace) }
+            for span in lane.active { canvas.fill(l.x(span.lowerBound), top, l.x(span.upperBound), bottom, Colour.active) }
+            for t in l.ticks { canvas.line(l.x(t), top, l.x(t), bottom, Colour.grid) }
+            if let e = lane.exit { canvas.dashedLine(l.left, l.plotRight, y: l.y(lane: i, value: e), Colour.exit) }
+            if let e = lane.enter { canvas.line(l.left, l.y(lane: i, value: e), l.plotRight, l.y(lane: i, value: e), Colour.enter) }
+            var run: [(x: Int, y: Int)] = []
+            for (t, v) in zip(times, lane.values) {
+                if v.isNaN {
+                    canvas.polyline(run, Colour.value)
+                    run.removeAll(keepingCapacity: true)
+                } else {
+                    run.append((l.x(t), l.y(lane: i, value: v)))
+                }
+            }
+            canvas.polyline(run, Colour.value)
+            canvas.text(lane.title, x: 8, y: l.laneTop(i) + l.laneHeight / 2 - 2, scale: 0.45, Colour.text)
+            for (k, line) in lane.subtitle.split(separator: "\n").enumerated() {
+                // Shrunk to fit left of the plot area (a long formula).
+                let fit = 0.33 * Double(l.left - 24) / Double(max(1, PlotCanvas.textWidth(String(line), scale: 0.33)))
+                canvas.text(String(line), x: 8, y: l.laneTop(i) + l.laneHeight / 2 + 13 + 12 * k, scale: min(0.33, fit),
+                            0x606060)
+            }
+            canvas.text("1", x: l.left - 12, y: top + 4, scale: 0.33, 0x606060)
+            canvas.text("0", x: l.left - 12, y: bottom + 4, scale: 0.33, 0x606060)
+        }
+        for m in markers where lanes.indices.contains(m.lane) {
+            let x = l.x(m.time)
+            let top = l.y(lane: m.lane, value: 1), bottom = l.y(lane: m.lane, value: 0)
+            let colour = Colour.marker(m.kind)
+            canvas.line(x, top, x, bottom, colour)
+            canvas.fill(x - 3, top - 6, x + 3, top - 1, colour)
+        }
+        let axis = l.top + l.lanes * l.laneHeight
+        canvas.line(l.left, axis, l.plotRight, axis, Colour.text)
+        for t in l.ticks {
+            canvas.line(l.x(t), axis, l.x(t), axis + 4, Colour.text)
+            let label = formatTick(t)
+            canvas.text(label, x: l.x(t) - PlotCanvas.textWidth(label) / 2, y: axis + 18, scale: 0.4, Colour.text)
+        }
+        canvas.text("time (s)", x: l.left, y: axis + 32, scale: 0.4, 0x606060)
+    }
+
+    /// Time spans where the lane has no value, from the frame before the gap's first frame to its last frame.
+    func noFaceSpans(_ lane: Lane) -> [ClosedRange<Double>] {
+        var spans: [ClosedRange<Double>] = []
+        var begin: Double?
+        for (i, (t, v)) in zip(times, lane.values).enumerated() {
+            if v.isNaN {
+                if begin == nil { begin = i > 0 ? times[i - 1] : t }
+            } else if let b = begin {
+                spans.append(b...t)
+                begin = nil
+            }
+        }
+        if let b = begin, let last = times.last { spans.append(b...last) }
+        return spans
+    }
+
+    private func formatTick(_ t: Double) -> String {
+        let r = (t * 100).rounded() / 100
+        return r == r.rounded() ? String(Int(r)) : String(r)
+    }
+}

@@ -1,0 +1,162 @@
+import Capture
+import Expressions
+import Foundation
+import WinkCore
+
+/// `winkctl calibrate --source FILE|DEVICE -o PROFILE.json`: records a person's neutral face and deliberate
+/// expressions and writes the calibration profile winkd loads (configuration key `profile`, or `--profile`).
+///
+/// From a camera (a `/dev/` path) the recording is guided: each step is prompted on stderr and lasts
+/// `--seconds-per-step` seconds, of which the first 0.5 s (reaction time) is discarded. From a file,
+/// `--segments neutral=0-0.6,smile=1.0-2.0` says which seconds of the recording show which expression;
+/// without it, the file is taken to follow the same schedule as a guided recording. Each step's measures
+/// are the median over its frames with a usable face (inside the quality gate).
+enum CalibrateCommand {
+    static let command = WinkctlMain.Command(
+        synopsis: "calibrate --source FILE|DEVICE -o PROFILE.json [--steps neutral,eyesClosed,winkLeft,winkRight,"
+            + "smile,mouthOpen,browsUp] [--seconds-per-step S] [--segments STEP=START-END,...] [--config FILE] "
+            + "[--model FILE] [--mirrored]",
+        run: run)
+
+    /// Seconds at the start of each guided step that are not recorded.
+    static let reactionSeconds = 0.5
+
+    static func run(_ args: inout Arguments) throws -> ExitCode {
+        var options = try CommonOptions(&args)
+        let sourcePath = try args.option("--source")
+        let output = try args.option("-o") ?? args.option("--output")
+        let stepsText = try args.option("--steps")
+        let secondsPerStep: Double = try args.number("--seconds-per-step", in: 1.0...60.0) ?? 3
+        let segmentsText = try args.option("--segments")
+        try args.finish()
+        let usage = "usage: winkctl \(command.synopsis)"
+        guard let sourcePath else { throw UsageError("calibrate: which source (--source FILE|DEVICE)? \(usage)") }
+        guard let output else { throw UsageError("calibrate: where to write the profile (-o PROFILE.json)? \(usage)") }
+        let live = sourcePath.hasPrefix("/dev/")
+        let segments: [CalibrationProfile.Segment]
+        if let segmentsText {
+            guard !live else { throw UsageError("calibrate: --segments is for a recorded file, not a camera") }
+            guard stepsText == nil else { throw UsageError("calibrate: give --steps or --segments, not both") }
+            do {
+                segments = try CalibrationProfile.parseSegments(segmentsText)
+            } catch {
+                throw UsageError("calibrate: --segments: \(error)")
+            }
+        } else {
+            let steps = try parseSteps(stepsText)
+            segments = CalibrationProfile.schedule(steps, secondsPerStep: secondsPerStep, discard: reactionSeconds)
+        }
+
+        // The profile being recorded must not be needed to record it.
+        options.configuration.profilePath = nil
+        let pipeline = try options.makePipeline()
+        let source: FrameSource = live ? try V4L2Camera(path: sourcePath) : try openMediaFile(path: sourcePath)
+        defer { source.close() }
+        let profile = try record(source: source, segments: segments, pipeline: pipeline,
+                                 guided: live ? secondsPerStep : nil, say: printError)
+        try profile.save(to: output)
+        print(summary(profile, output: output, model: options.configuration.coefficients))
+        return .ok
+    }
+
+    /// `--steps` as steps in order; `neutral` first when missing (it is required). All steps when `nil`.
+    /// - Throws: `UsageError` for an unknown or repeated step.
+    static func parseSteps(_ text: String?) throws -> [CalibrationProfile.Step] {
+        guard let text else { return CalibrationProfile.Step.allCases }
+        var steps: [CalibrationProfile.Step] = []
+        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            guard let step = CalibrationProfile.Step(rawValue: name) else {
+                throw UsageError("calibrate: --steps: unknown step '\(name)' (known: "
+                                 + CalibrationProfile.Step.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+            }
+            guard !steps.contains(step) else { throw UsageError("calibrate: --steps: '\(name)' given twice") }
+            steps.append(step)
+        }
+        if !steps.contains(.neutral) { steps.insert(.neutral, at: 0) }
+        return steps
+    }
+
+    /// Runs `pipeline` over `source` and makes the profile from the measures of the frames in `segments`.
+    ///
+    /// For a file the segments are in the file's own frame time. With `guided` (the seconds per step of a
+    /// live recording), they are relative to the first frame; each step's prompt goes to `say` when its
+    /// time comes, and reading stops after the last segment.
+    /// - Throws: the source's `CaptureError`, `FaceTrackingError`, `CalibrationProfileError.noFace` (65).
+    static func record(source: FrameSource, segments: [CalibrationProfile.Segment], pipeline: FramePipeline,
+                       guided secondsPerStep: Double? = nil,
+                       say: (String) -> Void = { _ in }) throws -> CalibrationProfile {
+        var recorder = CalibrationProfile.Recorder(segments: segments)
+        let buffer = PixelBuffer()
+        let end = segments.map(\.end).max() ?? 0
+        var start: Double?
+        var prompted = -1
+        if secondsPerStep != nil { say("calibrate: \(segments.count) steps; follow the prompts, face the camera") }
+        while let info = try source.read(into: buffer) {
+            let first = start ?? info.time
+            start = first
+            let t = secondsPerStep == nil ? info.time : info.time - first
+            if let s = secondsPerStep {
+                let step = Int(t / s)
+                if step != prompted && step < segments.count {
+                    if prompted >= 0 { say("  \(segments[prompted].step.rawValue): \(recorder.count(segments[prompted].step)) frames") }
+                    prompted = step
+                    say("[\(step + 1)/\(segments.count)] \(segments[step].step.prompt)... \(formatSeconds(s)) s")
+                }
+            }
+            if t > end && secondsPerStep != nil { break }
+            guard let face = try pipeline.process(buffer, info: info), pipeline.configuration.quality.gates(for: face) == .open
+            else { continue }
+            recorder.add(pipeline.engine.measures, time: t)
+        }
+        if secondsPerStep != nil, prompted >= 0 {
+            say("  \(segments[prompted].step.rawValue): \(recorder.count(segments[prompted].step)) frames")
+        }
+        return try recorder.profile(source: source.name)
+    }
+
+    /// The lines printed after writing: each coefficient's measures with their neutral and their span before
+    /// and after personalisation (in the measure's own units), and where the span came from.
+    static func summary(_ profile: CalibrationProfile, output: String, model: CoefficientModel) -> String {
+        typealias Span = CalibrationProfile.Span
+        let derivations = Dictionary(uniqueKeysWithValues: profile.spanDerivations().map { ($0.span, $0) })
+        let personal = profile.personalised(model)
+        let n = profile.neutral
+        let rows: [(String, String, KeyPath<FaceMeasures, Float>, Span, Bool)] = [
+            ("eyeBlinkLeft", "eyeAspectLeft", \.eyeAspectLeft, .eyeAspectClosing, true),
+            ("eyeBlinkLeft", "irisLeft", \.irisLeft, .irisClosing, false),
+            ("eyeBlinkRight", "eyeAspectRight", \.eyeAspectRight, .eyeAspectClosing, true),
+            ("eyeBlinkRight", "irisRight", \.irisRight, .irisClosing, false),
+            ("jawOpen", "jawDrop", \.jawDrop, .jawSpan, false),
+            ("mouthSmileLeft", "mouthWidth", \.mouthWidth, .smileWidthSpan, false),
+            ("mouthSmileLeft", "cornerLiftLeft", \.cornerLiftLeft, .smileLiftSpan, false),
+            ("mouthSmileRight", "mouthWidth", \.mouthWidth, .smileWidthSpan, false),
+            ("mouthSmileRight", "cornerLiftRight", \.cornerLiftRight, .smileLiftSpan, false),
+            ("browInnerUp", "innerBrowHeight", \.innerBrowHeight, .browRaiseSpan, false),
+        ]
+        let recorded = profile.expressions.keys.map(\.rawValue).sorted()
+        var lines = ["wrote \(output): neutral" + (recorded.isEmpty ? "" : " and " + recorded.joined(separator: ", "))
+                     + " from \(profile.source ?? "?")"]
+        lines.append(pad("coefficient", 17) + pad("measure", 17) + pad("neutral", 9) + pad("span", 18) + "from")
+        for (coefficient, measure, key, span, relative) in rows {
+            let scale = relative ? n[keyPath: key] : 1  // the eye-aspect span is a fraction of neutral
+            let before = model[keyPath: span.keyPath] * scale
+            let after = personal[keyPath: span.keyPath] * scale
+            let d = derivations[span]
+            let from: String
+            if let d, d.value != nil {
+                from = d.steps.map(\.rawValue).joined(separator: ", ")
+            } else if let d, let change = d.change {
+                from = "kept: change \(f(change * scale)) in \(d.steps.map(\.rawValue).joined(separator: ", ")) is too small"
+            } else {
+                from = "kept: not recorded"
+            }
+            lines.append(pad(coefficient, 17) + pad(measure, 17) + pad(f(n[keyPath: key]), 9)
+                         + pad("\(f(before)) -> \(f(after))", 18) + from)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func f(_ x: Float) -> String { String(format: "%.3f", x) }
+    private static func pad(_ s: String, _ n: Int) -> String { EvaluateCommand.pad(s, n) }
+    private static func formatSeconds(_ s: Double) -> String { s == s.rounded() ? String(Int(s)) : String(format: "%.1f", s) }
+}

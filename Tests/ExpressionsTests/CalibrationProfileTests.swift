@@ -1,0 +1,239 @@
+import Expressions
+import Foundation
+import Testing
+import WinkCore
+
+/// A neutral a little off the population average, so a personalised model is distinguishable.
+private let neutral = FaceMeasures(
+    eyeAspectLeft: 0.30, eyeAspectRight: 0.32, irisLeft: 0.82, irisRight: 0.80, jawDrop: 1.0, lipGap: 0.02,
+    mouthWidth: 0.58, cornerLiftLeft: 0.02, cornerLiftRight: 0.01, innerBrowHeight: 0.25, browHeightLeft: 0.34,
+    browHeightRight: 0.35)
+
+private func closedEyes() -> FaceMeasures {
+    var m = neutral
+    m.eyeAspectLeft = 0.18
+    m.eyeAspectRight = 0.192  // both eyes drop 40% of their aspect ratio and 0.20 of iris contrast
+    m.irisLeft = 0.62
+    m.irisRight = 0.60
+    return m
+}
+
+private func temporaryPath(_ name: String) -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("winkd-profile-\(UUID().uuidString)-\(name)").path
+}
+
+struct CalibrationProfileTests {
+    @Test func namedMeasuresCoverEveryStoredProperty() {
+        let stored = Mirror(reflecting: FaceMeasures()).children.compactMap(\.label)
+        #expect(FaceMeasures.namedMeasures.map(\.name) == stored)
+    }
+
+    @Test func roundTripsThroughJSON() throws {
+        var smile = neutral
+        smile.mouthWidth = 0.8
+        let profile = CalibrationProfile(neutral: neutral, expressions: [.eyesClosed: closedEyes(), .smile: smile],
+                                         reach: 0.8, source: "/dev/video0")
+        let data = try profile.encoded()
+        #expect(try CalibrationProfile.decode(data) == profile)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["version"] as? Int == 1)
+        #expect((object["expressions"] as? [String: Any])?.keys.sorted() == ["eyesClosed", "smile"])
+        #expect(((object["neutral"] as? [String: Any])?["mouthWidth"] as? Double).map { abs($0 - 0.58) < 1e-6 } == true)
+    }
+
+    @Test func medianIsTakenPerMeasure() throws {
+        var a = neutral, b = neutral, c = neutral
+        a.jawDrop = 1.0; b.jawDrop = 3.0; c.jawDrop = 1.2
+        a.lipGap = 0.5; b.lipGap = 0.1; c.lipGap = 0.2
+        let m = try #require(FaceMeasures.median(of: [a, b, c]))
+        #expect(m.jawDrop == 1.2)
+        #expect(m.lipGap == 0.2)
+        #expect(FaceMeasures.median(of: [a, b])?.jawDrop == 2.0)
+        #expect(FaceMeasures.median(of: []) == nil)
+    }
+
+    @Test func closedEyeMeasuresGiveFullBlinkAndHalfwayGivesHalf() {
+        let profile = CalibrationProfile(neutral: neutral, expressions: [.eyesClosed: closedEyes()], reach: 0.9)
+        let model = profile.personalised(CoefficientModel())
+        let x = closedEyes()
+        let atX = model.coefficients(x, neutral: profile.prior)
+        #expect(abs(atX[.eyeBlinkLeft] - 1) < 1e-5)
+        #expect(abs(atX[.eyeBlinkRight] - 1) < 1e-5)
+        // Halfway to `reach` of the recorded closure: 0.5 from both the aspect ratio and the iris contrast.
+        var half = neutral
+        for key in [\FaceMeasures.eyeAspectLeft, \.irisLeft] {
+            half[keyPath: key] = neutral[keyPath: key] + 0.45 * (x[keyPath: key] - neutral[keyPath: key])
+        }
+        #expect(abs(model.eyeAspectClosing - 0.9 * 0.4) < 1e-5)
+        #expect(abs(model.irisClosing - 0.9 * 0.2) < 1e-5)
+        #expect(abs(model.coefficients(half, neutral: neutral)[.eyeBlinkLeft] - 0.5) < 1e-4)
+        #expect(CoefficientModel().coefficients(x, neutral: neutral)[.eyeBlinkLeft] < 0.99,
+                "the population spans alone do not already saturate at X")
+    }
+
+    @Test func spansComeFromTheirOwnExpressions() {
+        var smile = neutral, open = neutral, brows = neutral
+        smile.mouthWidth += 0.30
+        smile.cornerLiftLeft += 0.10
+        smile.cornerLiftRight += 0.06
+        open.jawDrop += 0.40
+        brows.innerBrowHeight += 0.10
+        let profile = CalibrationProfile(neutral: neutral, expressions: [.smile: smile, .mouthOpen: open, .browsUp: brows],
+                                         reach: 1)
+        let model = profile.personalised(CoefficientModel())
+        #expect(abs(model.smileWidthSpan - 0.30) < 1e-5)
+        #expect(abs(model.smileLiftSpan - 0.08) < 1e-5)
+        #expect(abs(model.jawSpan - 0.40) < 1e-5)
+        #expect(abs(model.browRaiseSpan - 0.10) < 1e-5)
+        // No eye step: the eye spans stay the model's own.
+        #expect(model.eyeAspectClosing == CoefficientModel().eyeAspectClosing)
+        #expect(model.irisClosing == CoefficientModel().irisClosing)
+        let c = model.coefficients(smile, neutral: neutral)
+        #expect(abs(c[.mouthSmileLeft] - 1) < 1e-5, "width 1 and lift 0.10/0.08 clamped to 1")
+        #expect(abs(c[.mouthSmileRight] - (0.5 + 0.5 * 0.06 / 0.08)) < 1e-5)
+        #expect(abs(model.coefficients(brows, neutral: neutral)[.browInnerUp] - 1) < 1e-5)
+    }
+
+    @Test func winksSetTheEyeSpanOfTheirOwnEye() {
+        var left = neutral
+        left.eyeAspectLeft = 0.15  // a 50% drop
+        left.irisLeft = 0.52  // 0.30 drop
+        let profile = CalibrationProfile(neutral: neutral, expressions: [.winkLeft: left], reach: 1)
+        let d = profile.spanDerivations()
+        let ear = d.first { $0.span == .eyeAspectClosing }
+        #expect(ear?.steps == [.winkLeft])
+        #expect(abs((ear?.value ?? 0) - 0.5) < 1e-5)
+        let c = profile.personalised(CoefficientModel()).coefficients(left, neutral: neutral)
+        #expect(abs(c[.eyeBlinkLeft] - 1) < 1e-5)
+        #expect(c[.eyeBlinkRight] == 0)
+    }
+
+    @Test func aStepWithoutARealChangeKeepsTheModelsSpan() {
+        var smile = neutral
+        smile.mouthWidth += 0.005  // not a smile: below the 0.02 minimum
+        var model = CoefficientModel()
+        model.smileWidthSpan = 0.25
+        let profile = CalibrationProfile(neutral: neutral, expressions: [.smile: smile])
+        #expect(profile.personalised(model).smileWidthSpan == 0.25)
+        let d = profile.spanDerivations().first { $0.span == .smileWidthSpan }
+        #expect(d?.value == nil)
+        #expect(d.flatMap(\.change).map { abs($0 - 0.005) < 1e-5 } == true)
+        #expect(profile.spanDerivations().first { $0.span == .jawSpan }?.change == nil)
+    }
+
+    @Test func savesAndLoadsAFile() throws {
+        let path = temporaryPath("ok.json")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let profile = CalibrationProfile(neutral: neutral, expressions: [.eyesClosed: closedEyes()], source: "clip.mp4")
+        try profile.save(to: path)
+        #expect(try CalibrationProfile.load(path: path) == profile)
+    }
+
+    @Test func aMissingProfileIsExit66NamingTheFile() {
+        let path = temporaryPath("absent.json")
+        #expect {
+            try CalibrationProfile.load(path: path)
+        } throws: { error in
+            guard let e = error as? CalibrationProfileError else { return false }
+            return e.exitCode == .noInput && e.description.hasPrefix(path + ": no such calibration profile")
+        }
+    }
+
+    @Test(arguments: [
+        ("{ not json", "not a valid calibration profile"),
+        (#"{"version": 1}"#, "neutral: required"),
+        (#"{"version": 2, "neutral": {}}"#, "version 2 is not supported"),
+        (#"{"version": 1, "reach": 1.5, "neutral": {}}"#, "neutral"),
+        ("[1, 2]", "not a valid calibration profile"),
+    ])
+    func aCorruptProfileIsExit78NamingTheFile(_ text: String, _ expected: String) throws {
+        let path = temporaryPath("bad.json")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        #expect {
+            try CalibrationProfile.load(path: path)
+        } throws: { error in
+            guard let e = error as? CalibrationProfileError else { return false }
+            return e.exitCode == .configuration && e.description.hasPrefix(path + ": ")
+                && e.description.contains(expected) && !e.description.contains("\n")
+        }
+    }
+
+    @Test func aMeasureThatIsNotANumberIsNamed() throws {
+        var object = try #require(try JSONSerialization.jsonObject(
+            with: CalibrationProfile(neutral: neutral).encoded()) as? [String: Any])
+        var n = try #require(object["neutral"] as? [String: Any])
+        n["jawDrop"] = "wide"
+        object["neutral"] = n
+        let data = try JSONSerialization.data(withJSONObject: object)
+        #expect(throws: DecodingError.self) { try CalibrationProfile.decode(data) }
+        let path = temporaryPath("typed.json")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try data.write(to: URL(fileURLWithPath: path))
+        #expect {
+            try CalibrationProfile.load(path: path)
+        } throws: { error in
+            (error as? CalibrationProfileError)?.description.contains("neutral.jawDrop") == true
+        }
+    }
+
+    @Test func anUnwritableProfileIsExit69() {
+        let path = temporaryPath("no-such-dir") + "/profile.json"
+        #expect {
+            try CalibrationProfile(neutral: neutral).save(to: path)
+        } throws: { error in
+            (error as? CalibrationProfileError).map { $0.exitCode == .unavailable && $0.path == path } == true
+        }
+    }
+}
+
+struct CalibrationRecorderTests {
+    @Test func parsesSegments() throws {
+        let s = try CalibrationProfile.parseSegments("neutral=0-0.6, smile=1.0-2.0,smile=2.5-3")
+        #expect(s == [.init(step: .neutral, start: 0, end: 0.6), .init(step: .smile, start: 1, end: 2),
+                      .init(step: .smile, start: 2.5, end: 3)])
+        #expect(s[0].description == "neutral=0-0.6")
+    }
+
+    @Test(arguments: ["neutral=0-0.6,grin=1-2", "neutral=0.6-0.2", "neutral=a-b", "neutral", "smile=1-2", ""])
+    func refusesBadSegments(_ text: String) {
+        #expect(throws: CalibrationProfile.SegmentSyntaxError.self) { try CalibrationProfile.parseSegments(text) }
+    }
+
+    @Test func scheduleLeavesTimeToReact() {
+        let s = CalibrationProfile.schedule([.neutral, .smile, .browsUp], secondsPerStep: 3, discard: 0.5)
+        #expect(s == [.init(step: .neutral, start: 0.5, end: 3), .init(step: .smile, start: 3.5, end: 6),
+                      .init(step: .browsUp, start: 6.5, end: 9)])
+    }
+
+    @Test func profileIsTheMedianOfEachSegment() throws {
+        var recorder = CalibrationProfile.Recorder(segments: try CalibrationProfile.parseSegments("neutral=0-1,smile=2-3"))
+        var m = neutral
+        for i in 0..<40 {
+            let t = Double(i) * 0.1
+            m.mouthWidth = t >= 2 && t <= 3 ? 0.80 + Float(i % 3) * 0.01 : 0.58
+            // One mistracked neutral frame must not move the median.
+            m.jawDrop = i == 5 ? 3 : 1
+            recorder.add(m, time: t)
+        }
+        #expect(recorder.count(.neutral) == 11)
+        #expect(recorder.count(.smile) == 11)
+        let profile = try recorder.profile(source: "clip.mp4")
+        #expect(profile.neutral.mouthWidth == 0.58)
+        #expect(profile.neutral.jawDrop == 1)
+        #expect(abs((profile.expressions[.smile]?.mouthWidth ?? 0) - 0.81) < 1e-5)
+        #expect(profile.expressions.keys.sorted { $0.rawValue < $1.rawValue } == [.smile])
+        #expect(profile.source == "clip.mp4")
+    }
+
+    @Test func aStepWithoutFaceIsExit65NamingStepAndRange() throws {
+        var recorder = CalibrationProfile.Recorder(segments: try CalibrationProfile.parseSegments("neutral=0-1,smile=2-3"))
+        recorder.add(neutral, time: 0.5)
+        #expect {
+            try recorder.profile(source: "clip.mp4")
+        } throws: { error in
+            guard let e = error as? CalibrationProfileError else { return false }
+            return e.exitCode == .dataError && e.description == "clip.mp4: no usable face during the 'smile' step (2-3 s)"
+        }
+    }
+}
