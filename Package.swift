@@ -55,6 +55,10 @@ let package = Package(
                                "InputClient"]),
         .executableTarget(name: "winkd", dependencies: ["WinkDaemon"]),
         .executableTarget(name: "winkctl", dependencies: ["WinkDaemon"]),
+        // Fuzz targets: corpus replay drivers in a normal build, libFuzzer targets with
+        // `-Xswiftc -sanitize=fuzzer -Xswiftc -DWINK_FUZZ` (README, "Fuzzing").
+        .executableTarget(name: "FuzzClientLine", dependencies: ["EventServer"]),
+        .executableTarget(name: "FuzzConfiguration", dependencies: ["WinkDaemon"]),
 
         // MARK: Tests
         .testTarget(name: "WinkCoreTests", dependencies: ["WinkCore"]),
