@@ -16,6 +16,7 @@ public enum WinkctlMain {
         ("input", InputCommand.command),
         ("events", EventsCommand.command),
         ("overlay", OverlayCommand.command),
+        ("bench", BenchCommand.command),
     ]
 
     static var usage: String {
