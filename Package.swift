@@ -34,7 +34,8 @@ let package = Package(
         .target(
             name: "CWinkVision", cxxSettings: cxxOptimise,
             linkerSettings: [.linkedLibrary("dlib"), .linkedLibrary("lapack"), .linkedLibrary("blas"),
-                             .linkedLibrary("m"), .linkedLibrary("stdc++")] + openCV),
+                             .linkedLibrary("m"), .linkedLibrary("stdc++"),
+                             .linkedLibrary("crypto")] + openCV),
         .target(name: "CWinkMedia", cxxSettings: cxxOptimise, linkerSettings: openCV + [.linkedLibrary("stdc++")]),
         .target(name: "CWinkOverlay", cxxSettings: cxxOptimise, linkerSettings: openCV + [.linkedLibrary("stdc++")]),
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("v4l2")]),

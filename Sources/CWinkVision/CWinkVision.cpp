@@ -24,9 +24,7 @@ struct wv_detector {
     std::vector<dlib::rect_detection> dets;
 };
 
-struct wv_predictor {
-    dlib::shape_predictor model;
-};
+#include "PredictorState.hpp"  // struct wv_predictor, shared with ModelCache.cpp
 
 namespace {
 

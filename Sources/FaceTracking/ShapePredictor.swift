@@ -17,8 +17,18 @@ public final class ShapePredictor: @unchecked Sendable {
     /// Loads and checks the model before any frame is read.
     /// - Throws: `FaceTrackingError` with `.modelMissing`, `.modelUnreadable`, `.modelNotDlib` or
     ///   `.modelWrongParts` (all exit 78), naming `path`.
-    public init(path: String) throws {
+    public convenience init(path: String) throws {
+        self.init(adopting: try Self.loadModelFile(path), path: path)
+    }
+
+    /// Takes ownership of a loaded dlib predictor (from the model file or the model cache).
+    init(adopting handle: OpaquePointer, path: String) {
+        self.handle = handle
         self.path = path
+    }
+
+    /// dlib's deserialiser on the model file (about 1 s), with the model-file checks of `init(path:)`.
+    static func loadModelFile(_ path: String) throws -> OpaquePointer {
         var out: OpaquePointer?
         var message = [CChar](repeating: 0, count: 512)
         let status = wv_predictor_load(path, &out, &message, message.count)
@@ -32,7 +42,7 @@ public final class ShapePredictor: @unchecked Sendable {
             }
             throw FaceTrackingError(code, subject: path, reason: String(cString: message))
         }
-        handle = out
+        return out
     }
 
     deinit {

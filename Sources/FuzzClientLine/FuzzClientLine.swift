@@ -3,7 +3,7 @@
 //
 // Fuzzing build (`main` hands over to libFuzzer through LLVMFuzzerRunDriver; see the README):
 //   swift build -c release --scratch-path .build/fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -DWINK_FUZZ \
-//       --product FuzzClientLine && .build/fuzz/release/FuzzClientLine -max_total_time=60 Fuzz/ClientLine
+//       --product FuzzClientLine && .build/fuzz/release/FuzzClientLine -max_total_time=60 Tests/Fuzz/ClientLine
 // Normal build: a driver that replays files or directories of inputs (a corpus, a crash) through the same
 // function, so `swift build` links and a found crash stays reproducible without the fuzzer.
 import EventServer

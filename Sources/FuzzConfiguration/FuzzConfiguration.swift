@@ -3,7 +3,7 @@
 //
 // Fuzzing build (`main` hands over to libFuzzer through LLVMFuzzerRunDriver; see the README):
 //   swift build -c release --scratch-path .build/fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -DWINK_FUZZ \
-//       --product FuzzConfiguration && .build/fuzz/release/FuzzConfiguration -max_total_time=60 Fuzz/Configuration
+//       --product FuzzConfiguration && .build/fuzz/release/FuzzConfiguration -max_total_time=60 Tests/Fuzz/Configuration
 // Normal build: a driver that replays files or directories of inputs through the same function.
 import Foundation
 import WinkDaemon

@@ -42,7 +42,11 @@ public struct Configuration: Sendable {
     public struct Invalid: ExitCodeError {
         public var path: String
         public var problems: [String]
-        public var description: String { problems.map { "\(path): \($0)" }.joined(separator: "\n") }
+        /// One line per problem: control characters from the file (an escaped newline in a key or a
+        /// formula) are shown escaped, never raw.
+        public var description: String {
+            problems.map { "\(path): \(escapingControlCharacters($0))" }.joined(separator: "\n")
+        }
         public var exitCode: ExitCode { .configuration }
     }
 
@@ -181,4 +185,23 @@ private func typeName(_ type: Any.Type) -> String {
 func describeJSONError(_ error: Error) -> String {
     let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
     return text.replacingOccurrences(of: "\n", with: " ")
+}
+
+/// `text` with control characters shown as escapes (`\n`, `\t`, `\u{1b}`), so a message stays one line.
+func escapingControlCharacters(_ text: String) -> String {
+    var out = ""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        default:
+            if scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}" {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+    }
+    return out
 }

@@ -17,6 +17,7 @@ public enum WinkctlMain {
         ("events", EventsCommand.command),
         ("overlay", OverlayCommand.command),
         ("calibrate", CalibrateCommand.command),
+        ("bench", BenchCommand.command),
     ]
 
     static var usage: String {

@@ -64,3 +64,19 @@ struct ConfigurationTests {
         #expect(throws: Configuration.Invalid.self) { try Configuration.load(path: "/nonexistent/winkd.json") }
     }
 }
+
+extension ConfigurationTests {
+    /// Found by the FuzzConfiguration fuzzer: an escaped newline in a key or a formula broke the
+    /// one-line-per-problem rule.
+    @Test func userTextWithNewlinesStaysOnOneLine() {
+        for json in [#"{"\n":1}"#, #"{"analyzers":[{"event":"x","value":"a\nb","enter":0.5,"exit":0.3}]}"#] {
+            do {
+                _ = try parse(json)
+                Issue.record("expected Configuration.Invalid for \(json)")
+            } catch let e as Configuration.Invalid {
+                #expect(e.description.split(separator: "\n").count == e.problems.count, "\(e.description)")
+                #expect(e.description.contains("\\n"))
+            } catch { Issue.record("wrong error \(error)") }
+        }
+    }
+}

@@ -7,9 +7,14 @@ import WinkCore
 /// or `--count N` event lines. `--events`/`--coefficients` send a `subscribe` first (its `ok` reply is not
 /// printed). Exit 0 at `bye`, at N events, or when stdout is closed; 69 with one stderr line when no winkd
 /// listens or the connection ends without `bye`; 64 for an event name winkd does not know.
+///
+/// `--latency`: for every `event` and `coefficients` line, the delay from the frame's capture to the line's
+/// arrival, `CLOCK_MONOTONIC` now minus the line's `t_mono_ns`. At the end (count reached, `bye`, end of
+/// connection, or SIGINT, which then exits 130) one summary line goes to **stderr**, so that stdout stays
+/// pure NDJSON: `latency: lines=N p50=A ms p99=B ms max=C ms` (nearest-rank percentiles, 2 decimals).
 enum EventsCommand {
     static let command = WinkctlMain.Command(
-        synopsis: "events [--socket PATH] [--events NAME,...] [--coefficients] [--count N]",
+        synopsis: "events [--socket PATH] [--events NAME,...] [--coefficients] [--count N] [--latency]",
         run: run)
 
     static func run(_ args: inout Arguments) throws -> ExitCode {
@@ -19,6 +24,7 @@ enum EventsCommand {
         }
         let coefficients = args.flag("--coefficients")
         let limit: Int? = try args.number("--count", in: 1...1_000_000_000)
+        let measure = args.flag("--latency")
         try args.finish()
 
         let client = try EventClient(path: socket)
@@ -30,12 +36,36 @@ enum EventsCommand {
             }
             try client.subscribe(events: wanted, coefficients: coefficients)
         }
-        guard writeLine(client.helloLine) else { return .ok }
+        guard measure else { return try relay(client, socket: socket, limit: limit, latency: nil, write: writeLine) }
+        let latency = LatencyRecorder()
+        // SIGINT: print the summary, then exit 130 (128 + SIGINT) as an interrupted command does.
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        interrupt.setEventHandler {
+            FileHandle.standardError.write(Data((latency.summary() + "\n").utf8))
+            exit(130)
+        }
+        interrupt.resume()
+        defer { FileHandle.standardError.write(Data((latency.summary() + "\n").utf8)) }
+        return try relay(client, socket: socket, limit: limit, latency: latency, write: writeLine)
+    }
+
+    /// Copies the client's lines to `write` (the hello first) until `bye`, `limit` event lines, or `write`
+    /// returning false; records each event/coefficients line's latency in `latency`.
+    /// - Throws: `EventServerError.noDaemon` when the connection ends without `bye`.
+    static func relay(_ client: EventClient, socket: String, limit: Int?, latency: LatencyRecorder?,
+                      write: (String) -> Bool) throws -> ExitCode {
+        guard write(client.helloLine) else { return .ok }
         var printed = 0
         var lastType: String?
         while let line = try client.nextLine() {
-            guard writeLine(line) else { return .ok }
+            let now = SystemClock().nanoseconds()
+            guard write(line) else { return .ok }
             lastType = EventClient.type(of: line)
+            if let latency, lastType == "event" || lastType == "coefficients",
+               let captured = LatencyRecorder.captureNanoseconds(in: line) {
+                latency.add(milliseconds: (Double(now) - Double(captured)) / 1e6)
+            }
             if let limit, lastType == "event" {
                 printed += 1
                 if printed >= limit { return .ok }
@@ -59,5 +89,31 @@ enum EventsCommand {
             offset += n
         }
         return true
+    }
+}
+
+/// Capture-to-arrival latencies of event lines (milliseconds). Thread-safe (a lock): the SIGINT handler
+/// reads it from another thread.
+final class LatencyRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stats = SampleStats(capacity: 4096)
+
+    func add(milliseconds: Double) { lock.withLock { stats.add(milliseconds) } }
+
+    /// `latency: lines=N p50=A ms p99=B ms max=C ms`.
+    func summary() -> String {
+        lock.withLock {
+            String(format: "latency: lines=%d p50=%.2f ms p99=%.2f ms max=%.2f ms", stats.count,
+                   stats.percentile(50), stats.percentile(99), stats.maximum)
+        }
+    }
+
+    /// The value of the top-level `t_mono_ns` key of a JSON line, or nil when it has none.
+    static func captureNanoseconds(in line: String) -> UInt64? {
+        struct Stamped: Decodable {
+            var tMonoNs: UInt64?
+            enum CodingKeys: String, CodingKey { case tMonoNs = "t_mono_ns" }
+        }
+        return (try? JSONDecoder().decode(Stamped.self, from: Data(line.utf8)))?.tMonoNs
     }
 }

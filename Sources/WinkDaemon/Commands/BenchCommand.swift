@@ -1,0 +1,190 @@
+import Capture
+import EventServer
+import FaceTracking
+import Foundation
+import WinkCore
+
+/// `winkctl bench FILE`: the daemon's per-frame work on a recording, timed per stage.
+///
+/// Each of `--repeat N` passes decodes the file and runs every frame through the pipeline, then
+/// publishes its event and coefficient lines to an in-process `EventServer` on a temporary socket with
+/// `--clients N` connected clients (subscribed to everything, each read by its own thread). Prints to
+/// stdout: the model load (seconds, from the cache or the file), frames/s for decode+process and for
+/// process only (tracking + expressions + socket), mean and p99 ms per stage, detector calls per 100
+/// frames, peak RSS (getrusage `ru_maxrss`, KiB on Linux), and lines delivered to the clients.
+/// `--reference BIN` then runs `BIN FILE --repeat N` (../shared/tools/dlib_ref.cpp) and prints the ratio
+/// of its fps_total to ours. Debug builds print a warning banner: their figures mean nothing.
+enum BenchCommand {
+    static let command = WinkctlMain.Command(
+        synopsis: "bench FILE [--repeat N] [--clients N] [--reference BIN] [--model FILE] [--model-cache DIR|--no-model-cache] [--config FILE]",
+        run: run)
+
+    /// Per-stage samples (milliseconds per frame).
+    struct Stages {
+        var decode = SampleStats(capacity: 4096)
+        var tracking = SampleStats(capacity: 4096)
+        var expressions = SampleStats(capacity: 4096)
+        var socket = SampleStats(capacity: 4096)
+    }
+
+    static func run(_ args: inout Arguments) throws -> ExitCode {
+        let options = try CommonOptions(&args)
+        let repeats = try args.number("--repeat", in: 1...1000) ?? 1
+        let clientCount = try args.number("--clients", in: 0...64) ?? 1
+        let reference = try args.option("--reference")
+        let cacheDirectory = try args.option("--model-cache")
+        let noCache = args.flag("--no-model-cache")
+        guard let file = args.positional() else { throw UsageError("bench: which file? usage: winkctl \(command.synopsis)") }
+        try args.finish()
+
+        #if DEBUG
+        let banner = String(repeating: "!", count: 72)
+        FileHandle.standardError.write(Data("\(banner)\n!! DEBUG BUILD: these figures are meaningless. Use swift build -c release.\n\(banner)\n".utf8))
+        #endif
+
+        let cache = noCache ? nil : cacheDirectory.map(ModelCache.init(directory:)) ?? ModelCache.standard()
+        let loadStart = SystemClock().nanoseconds()
+        let (predictor, outcome) = try ShapePredictor.load(path: options.modelPath, cache: cache)
+        let loadSeconds = Double(SystemClock().nanoseconds() - loadStart) / 1e9
+        let pipeline = FramePipeline(configuration: options.configuration, predictor: predictor)
+
+        // The fan-out: an in-process server on a temporary socket with N reading clients.
+        var template = Array("/tmp/winkbench-XXXXXX".utf8CString)
+        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try EventServer(path: directory + "/events.sock", eventNames: [EventName.faceFound, EventName.faceLost] + options.configuration.analyzers.map(\.event),
+                                     options: EventServer.Options(maximumClients: 64, queueCapacity: 4096))
+        server.start()
+        let readers = try (0..<clientCount).map { _ in try Reader(path: directory + "/events.sock") }
+
+        var stages = Stages()
+        let clock = SystemClock()
+        var frames = 0
+        var lines = 0
+        let detectionsBefore = pipeline.tracker.detections
+        for _ in 0..<repeats {
+            let source = try openMediaFile(path: file)
+            let buffer = PixelBuffer()
+            pipeline.tracker.reset()
+            while true {
+                let t0 = clock.nanoseconds()
+                guard let info = try source.read(into: buffer) else { break }
+                let t1 = clock.nanoseconds()
+                let face = try pipeline.tracker.process(buffer)
+                let t2 = clock.nanoseconds()
+                pipeline.engine.process(frame: info, face: face, instant: false)
+                let t3 = clock.nanoseconds()
+                if let line = pipeline.coefficientsLine(info: info) {
+                    server.publish(coefficients: line)
+                    lines += 1
+                }
+                for event in pipeline.engine.events {
+                    server.publish(event: event)
+                    lines += 1
+                }
+                let t4 = clock.nanoseconds()
+                stages.decode.add(Double(t1 - t0) / 1e6)
+                stages.tracking.add(Double(t2 - t1) / 1e6)
+                stages.expressions.add(Double(t3 - t2) / 1e6)
+                stages.socket.add(Double(t4 - t3) / 1e6)
+                frames += 1
+            }
+        }
+        let detections = pipeline.tracker.detections - detectionsBefore
+        server.stop(reason: "bench finished")
+        let delivered = readers.map { $0.finish() }
+
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let processMs = stages.tracking.total + stages.expressions.total + stages.socket.total
+        let totalMs = processMs + stages.decode.total
+        let fpsTotal = Double(frames) / (totalMs / 1000)
+        let out = BenchReport(file: file, frames: frames, repeats: repeats, clients: clientCount)
+        var text = out.header
+        text += String(format: "model load: %.3f s (%@)\n", loadSeconds, describe(outcome))
+        text += String(format: "fps: decode+process %.1f, process only %.1f\n", fpsTotal, Double(frames) / (processMs / 1000))
+        text += "stage            mean ms   p99 ms\n"
+        for (name, var s) in [("decode", stages.decode), ("tracking", stages.tracking), ("expressions", stages.expressions),
+                              ("encode+socket", stages.socket)] {
+            text += name.padding(toLength: 14, withPad: " ", startingAt: 0)
+                + String(format: " %9.3f %8.3f\n", s.mean, s.percentile(99))
+        }
+        text += String(format: "detections per 100 frames: %.1f\n", Double(detections) * 100 / Double(max(1, frames)))
+        text += String(format: "peak RSS: %.1f MB\n", Double(usage.ru_maxrss) / 1024)
+        text += "lines published: \(lines); received per client: \(delivered.map(String.init).joined(separator: ","))\n"
+        print(text, terminator: "")
+
+        if let reference {
+            let ref = try runReference(reference, file: file, repeats: repeats, modelPath: options.modelPath)
+            print("reference: \(ref.line)")
+            if let refFps = ref.fpsTotal {
+                print(String(format: "ratio winkd/dlib_ref (decode+process fps): %.2f", fpsTotal / refFps))
+            }
+        }
+        return .ok
+    }
+
+    static func describe(_ outcome: ModelCache.Outcome?) -> String {
+        switch outcome {
+        case nil: "model file, no cache"
+        case .hit: "from cache"
+        case .built(let reason): "model file, cache built: \(reason)"
+        case .notWritten(let reason): "model file, cache not written: \(reason)"
+        }
+    }
+
+    /// Runs the reference binary and returns its output line and its `fps_total=` figure.
+    static func runReference(_ binary: String, file: String, repeats: Int, modelPath: String) throws -> (line: String, fpsTotal: Double?) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [file, "--repeat", String(repeats), "--model", modelPath]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        do { try process.run() } catch {
+            throw UsageError("bench: cannot run the reference \(binary): \(error.localizedDescription)")
+        }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let line = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let fps = line.split(separator: " ").first { $0.hasPrefix("fps_total=") }.flatMap { Double($0.dropFirst(10)) }
+        return (line, fps)
+    }
+
+    /// A client that reads every line on its own thread until the connection ends, counting them.
+    final class Reader: @unchecked Sendable {
+        private let client: EventClient
+        private let done = DispatchSemaphore(value: 0)
+        private var count = 0
+
+        init(path: String) throws {
+            client = try EventClient(path: path)
+            try client.subscribe(events: client.hello.events, coefficients: true)
+            Thread.detachNewThread { [self] in
+                while let line = try? client.nextLine() {
+                    if EventClient.type(of: line) != "bye" { count += 1 }
+                }
+                done.signal()
+            }
+        }
+
+        /// Waits for the connection to end; the number of lines read (after the subscription's reply).
+        func finish() -> Int {
+            done.wait()
+            client.close()
+            return count
+        }
+    }
+}
+
+/// The first lines of the bench output.
+struct BenchReport {
+    var file: String, frames: Int, repeats: Int, clients: Int
+    var header: String {
+        #if DEBUG
+        let build = "debug"
+        #else
+        let build = "release"
+        #endif
+        return "bench \(file): \(frames) frames (\(repeats) passes), \(clients) client(s), \(build) build\n"
+    }
+}
