@@ -69,6 +69,9 @@ public final class FaceTracker {
     public private(set) var lastSimilarity: Float = 1
     /// Detector calls so far (full-frame and region), for the benchmark.
     public private(set) var detections = 0
+    /// Where the last `process` call spent its time, for the benchmark.
+    public private(set) var timings = StageTimings()
+    private let clock = SystemClock()
 
     /// - Parameter predictor: a loaded 68-point model (see `ShapePredictor(path:)`).
     public init(predictor: ShapePredictor, settings: TrackerSettings = TrackerSettings()) {
@@ -87,6 +90,7 @@ public final class FaceTracker {
     /// The largest face in this frame, or `nil` if none is tracked.
     /// - Throws: `FaceTrackingError.internal` if dlib fails.
     public func process(_ buffer: PixelBuffer) throws -> FaceObservation? {
+        timings = StageTimings()
         guard let state = tracked else {
             guard let found = try search(buffer) else {
                 framesWithoutFace += 1
@@ -140,7 +144,13 @@ public final class FaceTracker {
     /// can be tracked without detection.
     private func observe(_ buffer: PixelBuffer, face: TrackedFace, box: PixelRect,
                          detected: Bool) throws -> FaceObservation {
+        let t0 = clock.nanoseconds()
         let inCrop = try predictor.landmarks(in: crop, box: box)
+        let t1 = clock.nanoseconds()
+        defer {
+            timings.landmarks += Double(t1 - t0) / 1e9
+            timings.measures += Double(clock.nanoseconds() - t1) / 1e9
+        }
         let extent = inCrop.boundingBox(.face)
         if detected {
             framesSinceDetection = 0
@@ -169,7 +179,9 @@ public final class FaceTracker {
     /// HOG detection in the upright crop; the face nearest the predicted box, if plausibly the same face.
     private func verifyInCrop(_ predicted: PixelRect) throws -> PixelRect? {
         detections += 1
+        let t0 = clock.nanoseconds()
         let faces = try detector.detect(in: crop, scale: 0.7)
+        timings.detection += Double(clock.nanoseconds() - t0) / 1e9
         let c = predicted.center
         let best = faces.min { a, b in
             let da = a.center - c, db = b.center - c
@@ -199,6 +211,8 @@ public final class FaceTracker {
     }
 
     private func search(_ buffer: PixelBuffer) throws -> PixelRect? {
+        let t0 = clock.nanoseconds()
+        defer { timings.detection += Double(clock.nanoseconds() - t0) / 1e9 }
         let scale = min(1, Float(settings.detectionWidth) / Float(buffer.width))
         detections += 1
         if let face = try detector.detect(in: buffer, scale: scale).first { return face }
@@ -212,6 +226,17 @@ public final class FaceTracker {
         let s = min(4, needed / Float(1 << upsample))
         return try detector.detect(in: buffer, scale: s, upsample: upsample).first
     }
+}
+
+/// Seconds one `FaceTracker.process` call spent per stage (wall time on `CLOCK_MONOTONIC`).
+public struct StageTimings: Sendable, Equatable {
+    /// HOG face detection (full-frame search or the region check).
+    public var detection: Double = 0
+    /// The 68-point predictor (in the upright crop).
+    public var landmarks: Double = 0
+    /// Eye pixel evidence, face brightness and head pose.
+    public var measures: Double = 0
+    public init() {}
 }
 
 /// Where a tracked face is: the centre and size of its detector-shaped box in frame pixels, and its roll

@@ -23,6 +23,9 @@ enum BenchCommand {
     struct Stages {
         var decode = SampleStats(capacity: 4096)
         var tracking = SampleStats(capacity: 4096)
+        var detection = SampleStats(capacity: 4096)
+        var landmarks = SampleStats(capacity: 4096)
+        var measures = SampleStats(capacity: 4096)
         var expressions = SampleStats(capacity: 4096)
         var socket = SampleStats(capacity: 4096)
     }
@@ -85,6 +88,10 @@ enum BenchCommand {
                 let t4 = clock.nanoseconds()
                 stages.decode.add(Double(t1 - t0) / 1e6)
                 stages.tracking.add(Double(t2 - t1) / 1e6)
+                let split = pipeline.tracker.timings
+                stages.detection.add(split.detection * 1e3)
+                stages.landmarks.add(split.landmarks * 1e3)
+                stages.measures.add(split.measures * 1e3)
                 stages.expressions.add(Double(t3 - t2) / 1e6)
                 stages.socket.add(Double(t4 - t3) / 1e6)
                 frames += 1
@@ -104,8 +111,9 @@ enum BenchCommand {
         text += String(format: "model load: %.3f s (%@)\n", loadSeconds, describe(outcome))
         text += String(format: "fps: decode+process %.1f, process only %.1f\n", fpsTotal, Double(frames) / (processMs / 1000))
         text += "stage            mean ms   p99 ms\n"
-        for (name, var s) in [("decode", stages.decode), ("tracking", stages.tracking), ("expressions", stages.expressions),
-                              ("encode+socket", stages.socket)] {
+        for (name, var s) in [("decode", stages.decode), ("tracking", stages.tracking), ("  detection", stages.detection),
+                              ("  landmarks", stages.landmarks), ("  eye/pose", stages.measures),
+                              ("expressions", stages.expressions), ("encode+socket", stages.socket)] {
             text += name.padding(toLength: 14, withPad: " ", startingAt: 0)
                 + String(format: " %9.3f %8.3f\n", s.mean, s.percentile(99))
         }
