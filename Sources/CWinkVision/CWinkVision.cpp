@@ -273,6 +273,27 @@ wv_status wv_warp_affine(const uint8_t *gray, int width, int height, int stride,
     }
 }
 
+wv_status wv_normalize_contrast(uint8_t *gray, int width, int height, wv_rect box) {
+    if (!valid_image(gray, width, height, width)) return WV_BAD_ARGUMENT;
+    try {
+        cv::Mat img(height, width, CV_8UC1, gray);
+        cv::Rect r(static_cast<int>(box.x), static_cast<int>(box.y), static_cast<int>(box.width),
+                   static_cast<int>(box.height));
+        r &= cv::Rect(0, 0, width, height);
+        if (r.width < 4 || r.height < 4) return WV_BAD_ARGUMENT;
+        cv::Scalar mean, sd;
+        cv::meanStdDev(img(r), mean, sd);
+        if (mean[0] >= 70) return WV_OK;  // a lit face is left as it is
+        cv::GaussianBlur(img, img, cv::Size(3, 3), 0);
+        double alpha = 48.0 / std::max(4.0, sd[0]);
+        alpha = std::min(alpha, 4.0);
+        img.convertTo(img, CV_8U, alpha, 128.0 - alpha * mean[0]);
+        return WV_OK;
+    } catch (...) {
+        return WV_INTERNAL;
+    }
+}
+
 wv_status wv_sample_patch(const uint8_t *gray, int width, int height, int stride, wv_rect box, int size,
                           float *out) {
     if (!valid_image(gray, width, height, stride) || !out || size < 2 || size > 256) return WV_BAD_ARGUMENT;

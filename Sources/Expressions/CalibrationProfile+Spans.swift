@@ -100,7 +100,10 @@ extension CalibrationProfile {
     public func personalised(_ model: CoefficientModel) -> CoefficientModel {
         var result = model
         for d in spanDerivations() {
-            if let value = d.value { result[keyPath: d.span.keyPath] = value }
+            guard var value = d.value else { continue }
+            // The iris ramp starts after the model's dead zone, so its span is what lies beyond it.
+            if d.span == .irisClosing { value = max(0.02, value - model.irisDeadZone) }
+            result[keyPath: d.span.keyPath] = value
         }
         return result
     }

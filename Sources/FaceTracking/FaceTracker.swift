@@ -25,6 +25,9 @@ public struct TrackerSettings: Sendable, Equatable, Codable {
     /// Frames between region detections while a face is tracked (1 = detect every frame). In between, the
     /// predictor's box comes from the last landmarks.
     public var verifyInterval: Int = 8
+    /// Whether the upright crop's contrast is normalised before detection and landmarks (see
+    /// `wv_normalize_contrast`): helps dim, noisy faces.
+    public var normalizeContrast: Bool = true
     /// Similarity to the last detected face below which tracking stops trusting itself and detects at once.
     public var trackingSimilarity: Float = 0.8
     /// Whether the source is mirrored (a selfie view): left and right are swapped back so that they stay
@@ -136,6 +139,11 @@ public final class FaceTracker {
                 wv_warp_affine(buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width), m,
                                crop.gray, Int32(TrackedFace.cropSize), Int32(TrackedFace.cropSize))
             }
+        }
+        if settings.normalizeContrast {
+            let b = face.cropBox
+            _ = wv_normalize_contrast(crop.gray, Int32(TrackedFace.cropSize), Int32(TrackedFace.cropSize),
+                                      wv_rect(x: b.x, y: b.y, width: b.width, height: b.height, score: 0))
         }
     }
 

@@ -28,27 +28,12 @@ struct VariantTests {
         ("rotated 25 degrees", FrameTransform(degrees: 25, resizeFrame: false)),
         ("rotated -25 degrees", FrameTransform(degrees: -25, resizeFrame: false)),
         ("face about 80 px wide", FrameTransform(scale: 0.34)),
+        ("darkened to 35% with sensor noise", FrameTransform(gain: 0.35, noise: 4)),
     ])
     func sameEventsOnVariants(_ label: String, _ t: FrameTransform) throws {
         for (clip, expected) in Self.clips {
             let got = try names(clip, t)
             #expect(got.sorted() == expected.sorted(), "\(label), \(clip): \(got)")
-        }
-    }
-
-    @Test func darkenedWithSensorNoise() throws {
-        // 35% brightness with sensor noise (sigma 4 levels): the landmarks flicker between frames and the
-        // blink and the right wink are not yet found reliably. Recorded as a known issue so that this test
-        // says so the day it passes.
-        let t = FrameTransform(gain: 0.35, noise: 4)
-        for (clip, expected) in Self.clips {
-            let got = try names(clip, t)
-            #expect(!got.contains { !expected.contains($0) }, "no extra events: \(clip): \(got)")
-            withKnownIssue("dark and noisy frames: blink / winkRight missed") {
-                #expect(got.sorted() == expected.sorted(), "darkened, \(clip): \(got)")
-            } when: {
-                clip != "single_face_wink_left.mp4"
-            }
         }
     }
 
