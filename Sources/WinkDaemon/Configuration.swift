@@ -1,3 +1,4 @@
+import Capture
 import Expressions
 import FaceTracking
 import Foundation
@@ -15,7 +16,10 @@ import WinkCore
 ///   "quality": { "maximumYaw": 30 },
 ///   "tracker": { "detectionWidth": 320 },
 ///   "calibration": { "windowSeconds": 60 },
-///   "profile": "/home/me/.config/winkd/profile.json"
+///   "profile": "/home/me/.config/winkd/profile.json",
+///   "camera": { "width": 640, "height": 480, "fps": 30 },
+///   "socket": { "mode": "0660", "maximumClients": 64 },
+///   "overlay": { "layout": "glasses.json", "device": "/dev/video10" }
 /// }
 /// ```
 /// `analyzers` rows are merged into the default table by `event`: a row naming an existing event changes
@@ -31,6 +35,20 @@ public struct Configuration: Sendable {
     public var profilePath: String?
     /// The configuration file this was read from, if any.
     public var path: String?
+    /// What to ask of a V4L2 camera (`camera.width`/`height` in pixels, both or neither; `camera.fps`).
+    public var camera = V4L2Camera.Settings()
+    /// Permission bits of the socket file (`socket.mode`, an octal string such as "0660"; default 0600).
+    public var socketMode: UInt32 = 0o600
+    /// Clients served at once (`socket.maximumClients`, 1...4096; default 64).
+    public var maximumClients = 64
+    /// An overlay layout JSON file (`overlay.layout`), resolved against the configuration file's folder.
+    public var overlayLayoutPath: String?
+    /// A V4L2 output device (a v4l2loopback node) the overlaid frames are written to (`overlay.device`).
+    /// Frames leave the daemon only when both this and `overlayLayoutPath` are set.
+    public var overlayDevice: String?
+
+    /// Whether overlaid frames are to be written to a V4L2 output device.
+    public var overlayOutputConfigured: Bool { overlayLayoutPath != nil && overlayDevice != nil }
 
     public init() {}
 
@@ -59,6 +77,9 @@ public struct Configuration: Sendable {
         }
         var c = try parse(data, path: path)
         c.path = path
+        if let layout = c.overlayLayoutPath, !layout.hasPrefix("/") {
+            c.overlayLayoutPath = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent(layout).path
+        }
         return c
     }
 
@@ -99,6 +120,9 @@ public struct Configuration: Sendable {
                 problems.append("\(key).\(describeDecodingError(error))")
             }
         }
+        parseCamera(root["camera"], into: &c, problems: &problems)
+        parseSocket(root["socket"], into: &c, problems: &problems)
+        parseOverlay(root["overlay"], into: &c, problems: &problems)
         section("coefficients", &c.coefficients)
         section("quality", &c.quality)
         section("tracker", &c.tracker)
@@ -142,6 +166,83 @@ public struct Configuration: Sendable {
         c.analyzers = rows
         guard problems.isEmpty else { throw Invalid(path: path, problems: problems) }
         return c
+    }
+
+    /// `camera`: `width`, `height` (whole pixels > 0, both or neither), `fps` (> 0).
+    static func parseCamera(_ value: Any?, into c: inout Configuration, problems: inout [String]) {
+        guard let value else { return }
+        guard let object = value as? [String: Any] else { return problems.append("camera: expected an object") }
+        for key in object.keys.sorted() where !["width", "height", "fps"].contains(key) {
+            problems.append("camera.\(key): unknown key (known: fps, height, width)")
+        }
+        for key in ["width", "height"] {
+            guard let v = object[key] else { continue }
+            guard let n = wholeNumber(v), n > 0, n <= 8192 else {
+                problems.append("camera.\(key): expected a whole number of pixels from 1 to 8192")
+                continue
+            }
+            if key == "width" { c.camera.width = n } else { c.camera.height = n }
+        }
+        if (object["width"] == nil) != (object["height"] == nil) {
+            problems.append("camera: give both width and height, or neither")
+        }
+        if let v = object["fps"] {
+            if let n = number(v), n > 0, n <= 1000 { c.camera.framesPerSecond = n } else {
+                problems.append("camera.fps: expected a number of frames per second above 0")
+            }
+        }
+    }
+
+    /// `socket`: `mode` (an octal string, "0600"...), `maximumClients` (1...4096).
+    static func parseSocket(_ value: Any?, into c: inout Configuration, problems: inout [String]) {
+        guard let value else { return }
+        guard let object = value as? [String: Any] else { return problems.append("socket: expected an object") }
+        for key in object.keys.sorted() where !["mode", "maximumClients"].contains(key) {
+            problems.append("socket.\(key): unknown key (known: maximumClients, mode)")
+        }
+        if let v = object["mode"] {
+            if let s = v as? String, !s.isEmpty, s.count <= 4, let mode = UInt32(s, radix: 8), mode <= 0o777 {
+                c.socketMode = mode
+            } else {
+                problems.append("socket.mode: expected an octal permission string such as \"0660\"")
+            }
+        }
+        if let v = object["maximumClients"] {
+            if let n = wholeNumber(v), n >= 1, n <= 4096 { c.maximumClients = n } else {
+                problems.append("socket.maximumClients: expected a whole number from 1 to 4096")
+            }
+        }
+    }
+
+    /// `overlay`: `layout` (a layout JSON file) and `device` (a V4L2 output node), both required.
+    static func parseOverlay(_ value: Any?, into c: inout Configuration, problems: inout [String]) {
+        guard let value else { return }
+        guard let object = value as? [String: Any] else { return problems.append("overlay: expected an object") }
+        for key in object.keys.sorted() where !["layout", "device"].contains(key) {
+            problems.append("overlay.\(key): unknown key (known: device, layout)")
+        }
+        for key in ["layout", "device"] {
+            guard let v = object[key] else {
+                problems.append("overlay.\(key): required")
+                continue
+            }
+            guard let s = v as? String, !s.isEmpty else {
+                problems.append("overlay.\(key): expected a path")
+                continue
+            }
+            if key == "layout" { c.overlayLayoutPath = s } else { c.overlayDevice = s }
+        }
+    }
+
+    private static func number(_ v: Any) -> Double? {
+        // JSONSerialization gives true/false as a boolean NSNumber whose Objective-C type is "c".
+        guard let n = v as? NSNumber, String(cString: n.objCType) != "c" else { return nil }
+        return n.doubleValue
+    }
+
+    private static func wholeNumber(_ v: Any) -> Int? {
+        guard let d = number(v), d == d.rounded(), abs(d) < 1e9 else { return nil }
+        return Int(d)
     }
 
     /// `base` with the keys of `object` laid over its JSON form, decoded again.

@@ -3,6 +3,7 @@ import EventServer
 import Expressions
 import FaceTracking
 import Foundation
+import Overlay
 import WinkCore
 
 /// How a recorded file is paced.
@@ -23,13 +24,26 @@ public struct DaemonOptions: Sendable {
     public var pace: Pace = .realtime
     public var loop = false
     public var alwaysOn = false
+    /// `--mirrored` was given (kept over a reloaded configuration file).
+    public var mirroredFlag = false
     /// Seconds the source stays open after the last client leaves.
     public var linger: Double = 3
+
+    /// Options for tests and embedders.
+    public init(source: String?, socketPath: String, configuration: Configuration = Configuration(),
+                modelPath: String = ShapePredictor.debianModelPath) {
+        self.source = source
+        self.socketPath = socketPath
+        self.configuration = configuration
+        self.modelPath = modelPath
+    }
 
     /// Parses `winkd [--source DEVICE|FILE] [--socket PATH] [--config FILE] [--model FILE] [--mirrored]
     /// [--pace realtime|fast] [--loop] [--always-on]`.
     /// - Throws: `UsageError` (64), `Configuration.Invalid` (78).
     public init(_ args: inout Arguments, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        var probe = args
+        mirroredFlag = probe.flag("--mirrored")
         let common = try CommonOptions(&args)
         configuration = common.configuration
         modelPath = common.modelPath
@@ -43,40 +57,99 @@ public struct DaemonOptions: Sendable {
         alwaysOn = args.flag("--always-on")
         try args.finish()
     }
+
+    /// Whether the source is a recorded file (anything not under `/dev/`); nil source = a camera.
+    var sourceIsFile: Bool {
+        guard let s = source else { return false }
+        return !s.hasPrefix("/dev/")
+    }
 }
 
-/// The daemon: an event server whose clients switch the source on and off, and one processing thread.
+/// The daemon: an event server whose clients switch the source on and off, and a processing thread.
 ///
 /// The source opens when the first client connects (or at once with `--always-on`) and closes `linger`
-/// seconds after the last leaves. A recorded file plays once (or loops) and at its end every client gets
-/// `bye` with reason `end_of_input` and the daemon exits 0. Camera faults become `status` lines and the
-/// camera is retried with backoff.
+/// seconds after the last leaves. A recorded file is read and processed on one thread, paced in real time
+/// (or fast), once or looped; at its end every client gets `bye` (`end_of_input`) and `run` returns 0.
+///
+/// A camera is read on a capture thread into three reused `PixelBuffer`s and handed to the processing
+/// thread through a `FrameExchange` ("latest frame wins": a frame not yet taken when a newer one arrives
+/// is dropped). Camera faults never end the daemon; each becomes a `status` line to every client:
+/// - `camera_absent`: no camera (yet); looked for every `absentPollInterval` s while clients are connected,
+/// - `camera_busy`: another program streams from it (`EBUSY`); retried after 1, 2, 4, 8, 10, 10... s,
+/// - `camera_unplugged`: it went away mid-stream (`ENODEV`); `faceLost` if a face was present, buffers and
+///   descriptor released, and streaming resumes when the same name (its `/dev/v4l/by-id` link) is back,
+/// - `camera_stalled`: no frame for `stallSeconds`; the camera is closed and opened again,
+/// - `camera_corrupt_frames`: corrupt (MJPEG) frames were dropped (at most every `corruptReportInterval` s),
+/// - `camera_dark` / `camera_light`: mean brightness stayed below `darkThreshold` for `darkSeconds`, and
+///   came back; dark frames are not tracked, so darkness is not "no face" (no `faceLost` storm),
+/// - `source_opened`, `source_closed`, `source_failed`: as before.
+///
+/// SIGHUP (`requestReload`) reloads the configuration file and the overlay layout between two frames
+/// without dropping clients: `reload_ok`, or `reload_failed` with the reason while the old configuration
+/// stays. With `overlay` configured, every frame is drawn with the layout and written to the V4L2 output
+/// device; without it no frame leaves the process.
 public final class Daemon: @unchecked Sendable {
     let options: DaemonOptions
     let server: EventServer
-    let pipeline: FramePipeline
+    let predictor: ShapePredictor
+    let environment: DaemonEnvironment
+    let observer: DaemonObserver?
     let log: (EventServer.LogLevel, String) -> Void
-    private let clock = SystemClock()
+
+    // Processing thread only.
+    private(set) var pipeline: FramePipeline
+    private(set) var configuration: Configuration
+    private var renderer: OverlayRenderer?
+    private var output: V4L2Output?
+    private var outputFailed = false
+    private var faces: [FaceObservation] = []
+    private var lastInfo = FrameInfo(index: 0, time: 0, monotonicNanoseconds: 0)
+    private var darkSince: UInt64?
+    private var darkReported = false
+
+    // Shared, under `wake`.
     private let wake = NSCondition()
     private var clients = 0
     private var stopping = false
+    private var reloadRequested = false
+    private var sessionOver = false
+    private var captureRunning = false
+    private var interrupted = false
+    private var cameraSettings = V4L2Camera.Settings()
 
-    /// Loads the model, checks a file source, binds the socket.
+    /// Loads the model (unless given), checks a file source and the overlay layout, binds the socket.
+    /// - Parameters:
+    ///   - predictor: an already loaded model (tests); nil loads `options.modelPath`.
+    ///   - environment: cameras, output device and fault timings (`.system` in production).
+    ///   - observer: hooks for sd_notify (see `DaemonObserver`).
     /// - Throws: `FaceTrackingError` (78) for the model, `CaptureError` (65/66) for an unreadable file
-    ///   source, `EventServerError` for the socket.
-    public init(options: DaemonOptions, log: @escaping @Sendable (EventServer.LogLevel, String) -> Void) throws {
+    ///   source, `Configuration.Invalid` (78) for an overlay layout that does not load,
+    ///   `EventServerError` for the socket.
+    public init(options: DaemonOptions, predictor: ShapePredictor? = nil, environment: DaemonEnvironment = .system,
+                observer: DaemonObserver? = nil,
+                log: @escaping @Sendable (EventServer.LogLevel, String) -> Void) throws {
         self.options = options
         self.log = log
-        let predictor = try ShapePredictor(path: options.modelPath)
-        pipeline = FramePipeline(configuration: options.configuration, predictor: predictor)
-        if let s = options.source, !s.hasPrefix("/dev/") {
+        self.environment = environment
+        self.observer = observer
+        let predictor = try predictor ?? ShapePredictor(path: options.modelPath)
+        self.predictor = predictor
+        var configuration = options.configuration
+        if options.mirroredFlag { configuration.mirrored = true; configuration.tracker.mirrored = true }
+        self.configuration = configuration
+        cameraSettings = configuration.camera
+        pipeline = FramePipeline(configuration: configuration, predictor: predictor)
+        renderer = try Self.loadRenderer(configuration)
+        if options.sourceIsFile, let s = options.source {
             try openMediaFile(path: s).close()  // fail now (65/66), not when the first client arrives
         }
-        let names = [EventName.faceFound, EventName.faceLost] + options.configuration.analyzers.map(\.event)
+        let names = [EventName.faceFound, EventName.faceLost] + configuration.analyzers.map(\.event)
+        let serverOptions = EventServer.Options(mode: configuration.socketMode,
+                                                maximumClients: configuration.maximumClients)
         if let fd = try SocketActivation.listeningSocket() {
-            server = try EventServer(listeningFD: fd, eventNames: names, log: log)
+            server = try EventServer(listeningFD: fd, eventNames: names, options: serverOptions, log: log)
         } else {
-            server = try EventServer(path: options.socketPath, eventNames: names, log: log)
+            server = try EventServer(path: options.socketPath, eventNames: names, options: serverOptions, log: log)
         }
         server.onClientCountChange = { [weak self] n in
             guard let self else { return }
@@ -87,16 +160,34 @@ public final class Daemon: @unchecked Sendable {
         }
     }
 
-    static func isRegularFile(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
-            && !path.hasPrefix("/dev/")
+    /// The overlay renderer for a configuration with an output device, else nil.
+    /// - Throws: `Configuration.Invalid` (78) naming `overlay.layout` when the layout or an image fails.
+    static func loadRenderer(_ configuration: Configuration) throws -> OverlayRenderer? {
+        guard configuration.overlayOutputConfigured, let path = configuration.overlayLayoutPath else { return nil }
+        do {
+            return try OverlayRenderer(layout: OverlayLayout.load(path: path))
+        } catch let error as ExitCodeError {
+            throw Configuration.Invalid(path: configuration.path ?? "configuration",
+                                        problems: ["overlay.layout: \(error.description)"])
+        }
     }
 
-    /// Asks the processing loop to end; `run` then says `bye` and returns. Thread-safe.
+    // MARK: Requests from other threads
+
+    /// Asks the daemon to end; `run` then says `bye` and returns 0 within about a second, even with the
+    /// camera stalled. Thread-safe; callable from a signal handler's dispatch queue.
     public func requestStop() {
         wake.lock()
         stopping = true
+        wake.broadcast()
+        wake.unlock()
+    }
+
+    /// Asks for the configuration file and overlay layout to be read again (SIGHUP); done on the processing
+    /// thread between two frames. Thread-safe.
+    public func requestReload() {
+        wake.lock()
+        reloadRequested = true
         wake.broadcast()
         wake.unlock()
     }
@@ -107,87 +198,121 @@ public final class Daemon: @unchecked Sendable {
         return stopping
     }
 
-    /// Waits until a client is connected (or `alwaysOn`), or a stop is requested. Returns false on stop.
-    private func waitForDemand() -> Bool {
+    private var clientCount: Int {
         wake.lock()
         defer { wake.unlock() }
-        while !stopping && clients == 0 && !options.alwaysOn { wake.wait() }
-        return !stopping
+        return clients
     }
+
+    /// Closes the socket (sending `bye`), for a stop from a signal handler thread.
+    public func shutdown(reason: String) { server.stop(reason: reason) }
+
+    func publish(_ status: StatusLine) {
+        server.publish(status: status)
+        observer?.daemonPublished(status: status)
+        log(.info, "status \(status.state)\(status.source.map { " \($0)" } ?? "")\(status.message.map { ": \($0)" } ?? "")")
+    }
+
+    // MARK: Running
 
     /// Serves until stopped or, for a file without `--loop`, until its end.
     /// - Returns: the exit code (0).
     public func run() -> ExitCode {
         server.start()
         log(.notice, "listening on \(server.path ?? "an inherited socket")")
-        var backoff = 1.0
+        observer?.daemonIsReady(socketPath: server.path)
+        var backoff = environment.backoffInitial
         while waitForDemand() {
+            if !options.sourceIsFile {
+                liveSession()
+                continue
+            }
             do {
-                let source = try openSource()
-                backoff = 1
-                server.publish(status: StatusLine(state: "source_opened", source: source.name))
-                log(.info, "opened \(source.name)")
+                let source = try openMediaFile(path: options.source!)
+                backoff = environment.backoffInitial
+                publish(StatusLine(state: "source_opened", source: source.name))
                 let ended = try stream(source)
                 source.close()
-                pipeline.tracker.reset()
-                if ended && !options.loop && !source.isLive {
+                closeOutput()
+                if ended && !options.loop {
+                    // The recording ends as it ends (no made-up faceLost); clients get bye.
+                    observer?.daemonIsStopping()
                     server.stop(reason: "end_of_input")
                     return .ok
                 }
-                if !ended { server.publish(status: StatusLine(state: "source_closed", source: source.name)) }
-            } catch let error as ExitCodeError {
-                log(.warning, error.description)
-                server.publish(status: StatusLine(state: "source_failed", source: options.source, message: error.description))
-                pause(seconds: backoff)
-                backoff = min(backoff * 2, 10)
+                endFace()
+                if !ended { publish(StatusLine(state: "source_closed", source: source.name)) }
             } catch {
-                log(.error, "\(error)")
+                let message = (error as? ExitCodeError)?.description ?? "\(error)"
+                log(.warning, message)
+                publish(StatusLine(state: "source_failed", source: options.source, message: message))
                 pause(seconds: backoff)
-                backoff = min(backoff * 2, 10)
+                backoff = min(backoff * 2, environment.backoffMaximum)
             }
         }
+        observer?.daemonIsStopping()
         server.stop(reason: "shutdown")
         return .ok
     }
 
+    /// Waits until a client is connected (or `alwaysOn`), or a stop is requested, reloading on request and
+    /// keeping the watchdog fed. Returns false on stop.
+    private func waitForDemand() -> Bool {
+        while true {
+            wake.lock()
+            if !stopping && clients == 0 && !options.alwaysOn && !reloadRequested {
+                _ = wake.wait(until: Date(timeIntervalSinceNow: 1))
+            }
+            let stop = stopping, demand = clients > 0 || options.alwaysOn
+            wake.unlock()
+            observer?.daemonIsAlive()
+            applyReloadIfRequested()
+            if stop { return false }
+            if demand { return true }
+        }
+    }
+
+    /// Waits `seconds` or until a stop is requested.
     private func pause(seconds: Double) {
         wake.lock()
-        _ = wake.wait(until: Date(timeIntervalSinceNow: seconds))
+        if !stopping { _ = wake.wait(until: Date(timeIntervalSinceNow: seconds)) }
         wake.unlock()
     }
 
-    private func openSource() throws -> FrameSource {
-        if let s = options.source, !s.hasPrefix("/dev/") { return try openMediaFile(path: s) }
-        let device = try options.source ?? V4L2Discovery.defaultDevice()
-        return try V4L2Camera(path: device)
+    /// True once nobody has listened for `linger` seconds (never with `--always-on`).
+    private func lingerExpired(_ idleSince: inout UInt64?) -> Bool {
+        guard clientCount == 0 && !options.alwaysOn else {
+            idleSince = nil
+            return false
+        }
+        let now = environment.clock.nanoseconds()
+        guard let since = idleSince else {
+            idleSince = now
+            return false
+        }
+        return Double(now - since) / 1e9 >= options.linger
     }
+
+    // MARK: Recorded files: one thread
 
     /// Reads and processes frames until the source ends (true) or nobody has listened for `linger`
     /// seconds or a stop is requested (false). For `--loop`, a file restarts with indices and times
     /// continuing.
     private func stream(_ first: FrameSource) throws -> Bool {
         var source = first
-        let buffer = PixelBuffer()
-        let paced = !source.isLive && options.pace == .realtime
+        let buffer = PixelBuffer(wantsColor: renderer != nil)
+        let clock = environment.clock
+        let paced = options.pace == .realtime
         var start = clock.nanoseconds()
         var indexOffset = 0, timeOffset = 0.0, last: FrameInfo?
         var idleSince: UInt64?
         while !shouldStop {
-            wake.lock()
-            let n = clients
-            wake.unlock()
-            if n == 0 && !options.alwaysOn {
-                let now = clock.nanoseconds()
-                if let since = idleSince {
-                    if Double(now - since) / 1e9 >= options.linger { return false }
-                } else {
-                    idleSince = now
-                }
-            } else {
-                idleSince = nil
-            }
+            if lingerExpired(&idleSince) { return false }
+            observer?.daemonIsAlive()
+            applyReloadIfRequested()
+            buffer.wantsColor = renderer != nil
             guard var info = try source.read(into: buffer) else {
-                guard options.loop, !source.isLive, let l = last else { return true }
+                guard options.loop, let l = last else { return true }
                 source.close()
                 source = try openMediaFile(path: source.name)
                 indexOffset = l.index + 1
@@ -205,13 +330,353 @@ public final class Daemon: @unchecked Sendable {
                 info.monotonicNanoseconds = max(target, now)
             }
             last = info
-            try pipeline.process(buffer, info: info)
-            if let line = pipeline.coefficientsLine(info: info) { server.publish(coefficients: line) }
-            for event in pipeline.engine.events { server.publish(event: event) }
+            try process(buffer, info: info)
         }
         return false
     }
 
-    /// Closes the socket (sending `bye`), for a stop from a signal handler thread.
-    public func shutdown(reason: String) { server.stop(reason: reason) }
+    // MARK: Cameras: a capture thread and the processing thread
+
+    /// Why a camera's read loop ended.
+    private enum ReadOutcome {
+        case sessionOver, stalled, unplugged(CaptureError), failed(String)
+    }
+
+    /// Streams from the camera while there is demand, surviving every camera fault.
+    private func liveSession() {
+        let exchange = FrameExchange(wantsColor: renderer != nil)
+        wake.lock()
+        sessionOver = false
+        captureRunning = true
+        interrupted = false
+        wake.unlock()
+        let capture = Thread { [self] in
+            captureLoop(exchange)
+            wake.lock()
+            captureRunning = false
+            wake.broadcast()
+            wake.unlock()
+            exchange.close()
+        }
+        capture.name = "winkd capture"
+        capture.start()
+
+        var idleSince: UInt64?
+        let wantedColor = renderer != nil, wantedSettings = configuration.camera
+        while !shouldStop && !lingerExpired(&idleSince) {
+            observer?.daemonIsAlive()
+            applyReloadIfRequested()
+            // A reload that switches colour or the camera settings restarts the session.
+            if (renderer != nil) != wantedColor || configuration.camera != wantedSettings { break }
+            if let frame = exchange.take(timeout: 0.2) {
+                do {
+                    try processLive(frame.buffer, info: frame.info)
+                } catch {
+                    log(.error, "\((error as? ExitCodeError)?.description ?? "\(error)")")
+                }
+                continue
+            }
+            wake.lock()
+            let lost = interrupted, running = captureRunning
+            interrupted = false
+            wake.unlock()
+            if lost { endFace() }
+            if !running { break }
+        }
+        // Ask the capture thread to end; its reads wait at most `readSlice`, but a source that blocks
+        // longer must not hold up a stop: give it half a second.
+        wake.lock()
+        sessionOver = true
+        wake.broadcast()
+        let deadline = Date(timeIntervalSinceNow: 0.5)
+        while captureRunning && wake.wait(until: deadline) {}
+        wake.unlock()
+        exchange.close()
+        endFace()
+        closeOutput()
+        darkSince = nil
+        darkReported = false
+    }
+
+    private var captureShouldEnd: Bool {
+        wake.lock()
+        defer { wake.unlock() }
+        return sessionOver || stopping
+    }
+
+    /// Waits `seconds` on the capture thread, or until the session ends.
+    private func captureWait(_ seconds: Double) {
+        wake.lock()
+        if !sessionOver && !stopping { _ = wake.wait(until: Date(timeIntervalSinceNow: seconds)) }
+        wake.unlock()
+    }
+
+    private func markInterrupted() {
+        wake.lock()
+        interrupted = true
+        wake.unlock()
+    }
+
+    /// The capture thread: find, open, read, and recover, until the session ends.
+    private func captureLoop(_ exchange: FrameExchange) {
+        var backoff = environment.backoffInitial
+        var lastState: String?
+        func announce(_ state: String, _ source: String?, _ message: String?) {
+            guard state != lastState else { return }
+            lastState = state
+            publish(StatusLine(state: state, source: source, message: message))
+        }
+        while !captureShouldEnd {
+            let name: String
+            do {
+                name = try options.source ?? environment.defaultCamera()
+            } catch {
+                announce("camera_absent", nil, (error as? ExitCodeError)?.description ?? "\(error)")
+                captureWait(environment.absentPollInterval)
+                continue
+            }
+            guard environment.cameraIsPresent(name) else {
+                if lastState != "camera_unplugged" { announce("camera_absent", name, "waiting for \(name)") }
+                captureWait(environment.absentPollInterval)
+                continue
+            }
+            wake.lock()
+            var settings = cameraSettings
+            wake.unlock()
+            settings.timeout = environment.readSlice
+            let camera: FrameSource
+            do {
+                camera = try environment.openCamera(name, settings, exchange.producerBuffer.wantsColor)
+            } catch let error as CaptureError {
+                switch error.code {
+                case .busy:
+                    publish(StatusLine(state: "camera_busy", source: name,
+                                       message: "\(error.description); retrying in \(formatSeconds(backoff))"))
+                    lastState = "camera_busy"
+                    captureWait(backoff)
+                    backoff = min(backoff * 2, environment.backoffMaximum)
+                case .missing, .noDevice, .disconnected:
+                    if lastState != "camera_unplugged" { announce("camera_absent", name, error.description) }
+                    captureWait(environment.absentPollInterval)
+                default:
+                    publish(StatusLine(state: "source_failed", source: name, message: error.description))
+                    lastState = "source_failed"
+                    captureWait(backoff)
+                    backoff = min(backoff * 2, environment.backoffMaximum)
+                }
+                continue
+            } catch {
+                publish(StatusLine(state: "source_failed", source: name, message: "\(error)"))
+                captureWait(backoff)
+                backoff = min(backoff * 2, environment.backoffMaximum)
+                continue
+            }
+            backoff = environment.backoffInitial
+            lastState = "source_opened"
+            publish(StatusLine(state: "source_opened", source: name))
+            let outcome = read(camera, into: exchange)
+            camera.close()
+            switch outcome {
+            case .sessionOver:
+                publish(StatusLine(state: "source_closed", source: name))
+            case .stalled:
+                markInterrupted()
+                lastState = "camera_stalled"
+                publish(StatusLine(state: "camera_stalled", source: name,
+                                   message: "no frame for \(formatSeconds(environment.stallSeconds)); reopening"))
+            case .unplugged(let error):
+                markInterrupted()
+                lastState = "camera_unplugged"
+                publish(StatusLine(state: "camera_unplugged", source: name,
+                                   message: "\(error.description); waiting for it to come back"))
+                captureWait(environment.absentPollInterval)
+            case .failed(let message):
+                markInterrupted()
+                lastState = "source_failed"
+                publish(StatusLine(state: "source_failed", source: name, message: message))
+                captureWait(backoff)
+                backoff = min(backoff * 2, environment.backoffMaximum)
+            }
+        }
+    }
+
+    /// Reads frames into the exchange until the session ends or the camera fails.
+    private func read(_ camera: FrameSource, into exchange: FrameExchange) -> ReadOutcome {
+        let clock = environment.clock
+        var lastFrame = clock.nanoseconds()
+        let v4l2 = camera as? V4L2Camera
+        var corruptReported = 0
+        var corruptReportedAt: UInt64?
+        while !captureShouldEnd {
+            do {
+                guard let info = try camera.read(into: exchange.producerBuffer) else {
+                    return .failed("\(camera.name): the stream ended")
+                }
+                exchange.publish(info)
+                lastFrame = clock.nanoseconds()
+            } catch let error as CaptureError where error.code == .timeout {
+                if Double(clock.nanoseconds() - lastFrame) / 1e9 >= environment.stallSeconds { return .stalled }
+            } catch let error as CaptureError where error.code == .disconnected {
+                return .unplugged(error)
+            } catch {
+                return .failed((error as? ExitCodeError)?.description ?? "\(error)")
+            }
+            if let v4l2, v4l2.corruptFrames > corruptReported {
+                let now = clock.nanoseconds()
+                if corruptReportedAt.map({ Double(now - $0) / 1e9 >= environment.corruptReportInterval }) ?? true {
+                    corruptReported = v4l2.corruptFrames
+                    corruptReportedAt = now
+                    publish(StatusLine(state: "camera_corrupt_frames", source: camera.name,
+                                       message: "\(corruptReported) corrupt frames dropped of \(v4l2.framesDequeued)"))
+                }
+            }
+        }
+        return .sessionOver
+    }
+
+    /// One camera frame on the processing thread: dark frames are counted, not tracked.
+    private func processLive(_ buffer: PixelBuffer, info: FrameInfo) throws {
+        if Self.meanBrightness(buffer) < environment.darkThreshold {
+            let since = darkSince ?? info.monotonicNanoseconds
+            darkSince = since
+            if !darkReported && info.monotonicNanoseconds >= since
+                && Double(info.monotonicNanoseconds - since) / 1e9 >= environment.darkSeconds
+            {
+                darkReported = true
+                publish(StatusLine(state: "camera_dark", source: nil,
+                                   message: "the picture has been nearly black for \(formatSeconds(environment.darkSeconds)); is the lens covered?"))
+            }
+            return
+        }
+        if darkReported { publish(StatusLine(state: "camera_light", source: nil, message: nil)) }
+        darkSince = nil
+        darkReported = false
+        try process(buffer, info: info)
+    }
+
+    /// Mean luma (0...255) over every 4th pixel of every 4th row.
+    static func meanBrightness(_ buffer: PixelBuffer) -> Double {
+        guard buffer.width > 0, buffer.height > 0 else { return 0 }
+        var sum = 0, count = 0
+        var y = 0
+        while y < buffer.height {
+            let row = buffer.gray + y * buffer.width
+            var x = 0
+            while x < buffer.width {
+                sum += Int(row[x])
+                count += 1
+                x += 4
+            }
+            y += 4
+        }
+        return Double(sum) / Double(count)
+    }
+
+    // MARK: Per frame (processing thread)
+
+    /// Tracks, publishes coefficients and events, and writes the overlaid frame when configured.
+    private func process(_ buffer: PixelBuffer, info: FrameInfo) throws {
+        lastInfo = info
+        let face = try pipeline.process(buffer, info: info)
+        if let line = pipeline.coefficientsLine(info: info) { server.publish(coefficients: line) }
+        publishEvents()
+        guard let renderer, let device = configuration.overlayDevice, buffer.wantsColor else { return }
+        if output == nil && !outputFailed {
+            do {
+                output = try environment.openOutput(device, buffer.width, buffer.height)
+                publish(StatusLine(state: "overlay_output_opened", source: device,
+                                   message: "\(buffer.width)x\(buffer.height) \(output!.format.pixelFormat)"))
+            } catch {
+                outputFailed = true
+                publish(StatusLine(state: "overlay_output_failed", source: device,
+                                   message: (error as? ExitCodeError)?.description ?? "\(error)"))
+            }
+        }
+        guard let output else { return }
+        faces.removeAll(keepingCapacity: true)
+        if let face { faces.append(face) }
+        do {
+            try renderer.render(faces, on: buffer, mirrored: configuration.mirrored)
+            try output.write(buffer)
+        } catch {
+            closeOutput()
+            outputFailed = true
+            publish(StatusLine(state: "overlay_output_failed", source: device,
+                               message: (error as? ExitCodeError)?.description ?? "\(error)"))
+        }
+    }
+
+    private func publishEvents() {
+        for event in pipeline.engine.events {
+            server.publish(event: event)
+            observer?.daemonPublished(event: event)
+        }
+    }
+
+    /// Ends a present face with `faceLost` (the source went away or closed) and resets tracking.
+    private func endFace() {
+        pipeline.tracker.reset()
+        guard pipeline.engine.facePresent else { return }
+        var info = lastInfo
+        info.monotonicNanoseconds = environment.clock.nanoseconds()
+        pipeline.engine.process(frame: info, face: nil)
+        publishEvents()
+    }
+
+    private func closeOutput() {
+        output?.close()
+        output = nil
+        outputFailed = false
+    }
+
+    // MARK: Reloading (processing thread)
+
+    private func applyReloadIfRequested() {
+        wake.lock()
+        let requested = reloadRequested
+        reloadRequested = false
+        wake.unlock()
+        guard requested else { return }
+        observer?.daemonIsReloading()
+        let ok = reload()
+        observer?.daemonDidReload(ok: ok)
+    }
+
+    /// Reads the configuration file and overlay layout again; on any problem keeps the old ones.
+    /// - Returns: whether the new configuration is in use.
+    @discardableResult
+    func reload() -> Bool {
+        guard let path = configuration.path else {
+            publish(StatusLine(state: "reload_ok", message: "no configuration file; nothing to reload"))
+            return true
+        }
+        do {
+            var fresh = try Configuration.load(path: path)
+            if options.mirroredFlag { fresh.mirrored = true; fresh.tracker.mirrored = true }
+            let freshRenderer = try Self.loadRenderer(fresh)
+            endFace()  // the old engine ends a present face; the new one finds it again
+            pipeline = FramePipeline(configuration: fresh, predictor: predictor)
+            if fresh.overlayDevice != configuration.overlayDevice || freshRenderer == nil { closeOutput() }
+            outputFailed = false
+            let unchanged = fresh.socketMode != configuration.socketMode || fresh.maximumClients != configuration.maximumClients
+                ? " (socket settings apply at the next start)" : ""
+            configuration = fresh
+            renderer = freshRenderer
+            wake.lock()
+            cameraSettings = fresh.camera
+            wake.unlock()
+            publish(StatusLine(state: "reload_ok", source: path, message: "configuration reloaded\(unchanged)"))
+            return true
+        } catch {
+            let reason = ((error as? ExitCodeError)?.description ?? "\(error)").replacingOccurrences(of: "\n", with: "; ")
+            log(.warning, "reload failed, keeping the old configuration: \(reason)")
+            publish(StatusLine(state: "reload_failed", source: path, message: reason))
+            return false
+        }
+    }
+}
+
+/// "2 s", "0.25 s".
+private func formatSeconds(_ s: Double) -> String {
+    s == s.rounded() ? "\(Int(s)) s" : "\(s) s"
 }

@@ -6,7 +6,9 @@ import WinkCore
 
 /// `winkd`: the daemon's entry point. Logs to stderr with syslog `<N>` priority prefixes for journald.
 public enum WinkdMain {
-    public static func run() -> Never {
+    /// Runs winkd. `observer` receives the daemon's READY/STATUS/WATCHDOG/RELOADING/STOPPING moments (for
+    /// sd_notify, see `DaemonObserver`).
+    public static func run(observer: DaemonObserver? = nil) -> Never {
         signal(SIGPIPE, SIG_IGN)
         runMain("winkd") {
             var args = Arguments(Array(CommandLine.arguments.dropFirst()))
@@ -26,6 +28,7 @@ public enum WinkdMain {
                 let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
                 source.setEventHandler {
                     guard let daemon = current.withLock({ $0 }) else { exit(0) }
+                    observer?.daemonIsStopping()
                     daemon.requestStop()
                     // A source blocked in a read must not delay the exit: give the loop 1.5 s, then leave.
                     DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) {
@@ -36,7 +39,13 @@ public enum WinkdMain {
                 source.resume()
                 signalSources.append(source)
             }
-            let daemon = try Daemon(options: options) { level, message in
+            // SIGHUP: reload the configuration file and overlay layout between two frames.
+            signal(SIGHUP, SIG_IGN)
+            let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+            hangup.setEventHandler { current.withLock { $0 }?.requestReload() }
+            hangup.resume()
+            signalSources.append(hangup)
+            let daemon = try Daemon(options: options, observer: observer) { level, message in
                 FileHandle.standardError.write(Data("<\(level.rawValue)>winkd: \(message)\n".utf8))
             }
             current.withLock { $0 = daemon }

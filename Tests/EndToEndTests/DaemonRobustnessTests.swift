@@ -1,0 +1,173 @@
+import Foundation
+import Glibc
+import Testing
+
+/// A raw client of the event socket: connect, read lines.
+final class RawClient {
+    let fd: Int32
+    private var pending = [UInt8]()
+
+    init?(path: String) {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(path.utf8.prefix(raw.count - 1))
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let ok = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
+        if !ok {
+            Glibc.close(fd)
+            return nil
+        }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    /// Sends one line.
+    func send(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+    }
+
+    /// Reads the hello and subscribes to every event it names plus coefficients.
+    func subscribeToEverything() -> Bool {
+        guard let hello = read(for: 5, until: { !$0.isEmpty }).first,
+              let object = try? JSONSerialization.jsonObject(with: Data(hello.utf8)) as? [String: Any],
+              let events = object["events"] as? [String] else { return false }
+        let list = events.map { "\"\($0)\"" }.joined(separator: ",")
+        send(#"{"type":"subscribe","id":1,"events":[\#(list)],"coefficients":true}"#)
+        return true
+    }
+
+    /// Lines read until `condition` holds for the lines so far, the peer closes, or `seconds` pass.
+    func read(for seconds: Double, until condition: ([String]) -> Bool = { _ in false }) -> [String] {
+        var lines: [String] = []
+        let end = Date(timeIntervalSinceNow: seconds)
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while Date() < end && !condition(lines) {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 100) >= 0 else { break }
+            if p.revents == 0 { continue }
+            let n = Glibc.read(fd, &chunk, chunk.count)
+            if n <= 0 { break }
+            pending += chunk[0..<n]
+            while let i = pending.firstIndex(of: 10) {
+                lines.append(String(decoding: pending[..<i], as: UTF8.self))
+                pending.removeSubrange(...i)
+            }
+        }
+        return lines
+    }
+}
+
+/// winkd under stress: SIGHUP reloads, connection churn, a client that never reads.
+@Suite(.serialized)
+struct DaemonRobustnessTests {
+    func start(_ arguments: [String]) throws -> Process {
+        let p = Process()
+        p.executableURL = Binaries.directory.appendingPathComponent("winkd")
+        p.arguments = arguments
+        p.standardError = FileHandle.nullDevice
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        return p
+    }
+
+    func connect(_ socket: String) -> RawClient? {
+        for _ in 0..<200 {
+            if let c = RawClient(path: socket) { return c }
+            usleep(50_000)
+        }
+        return nil
+    }
+
+    func stop(_ p: Process) -> Int32 {
+        p.terminate()
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
+    @Test func sighupReloadsAGoodConfigurationAndKeepsTheOldOnABadOneWithoutDroppingTheClient() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let socket = dir.appendingPathComponent("s.sock").path
+        let config = dir.appendingPathComponent("winkd.json")
+        try Data(#"{"analyzers": [{"event": "smile", "enter": 0.6}]}"#.utf8).write(to: config)
+        let daemon = try start(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
+                                "--config", config.path, "--loop"])
+        let client = try #require(connect(socket))
+        #expect(client.subscribeToEverything())
+        #expect(client.read(for: 5) { $0.contains { $0.contains("\"coefficients\"") } }.contains { $0.contains("\"coefficients\"") })
+
+        try Data(#"{"analyzers": [{"event": "smile", "enter": 0.5}]}"#.utf8).write(to: config)
+        kill(daemon.processIdentifier, SIGHUP)
+        let good = client.read(for: 5) { $0.contains { $0.contains("reload_") } }
+        #expect(good.contains { $0.contains("\"reload_ok\"") }, "\(good.suffix(3))")
+
+        try Data(#"{"analyzers": [{"event": "smile", "enter": "high"}], "bogus": 1}"#.utf8).write(to: config)
+        kill(daemon.processIdentifier, SIGHUP)
+        let bad = client.read(for: 5) { $0.contains { $0.contains("reload_") } }
+        let failure = try #require(bad.first { $0.contains("\"reload_failed\"") }, "\(bad.suffix(3))")
+        #expect(failure.contains("bogus") && failure.contains("smile"))
+        // Still connected and still served: frames keep coming.
+        let after = client.read(for: 3) { $0.contains { $0.contains("\"coefficients\"") || $0.contains("\"event\"") } }
+        #expect(after.contains { $0.contains("\"coefficients\"") || $0.contains("\"event\"") })
+        #expect(stop(daemon) == 0)
+    }
+
+    @Test func fiveHundredConnectionsLeaveTheDescriptorCountWhereItWas() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let socket = dir.appendingPathComponent("s.sock").path
+        let daemon = try start(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop",
+                                "--pace", "fast"])
+        let first = try #require(connect(socket))
+        _ = first.read(for: 3) { $0.count >= 3 }
+        let fds = "/proc/\(daemon.processIdentifier)/fd"
+        let before = try FileManager.default.contentsOfDirectory(atPath: fds).count
+        var connected = 0
+        for _ in 0..<500 {
+            if let c = RawClient(path: socket) {
+                connected += 1
+                _ = c
+            }
+        }
+        #expect(connected == 500)
+        var after = 0
+        for _ in 0..<50 {
+            usleep(100_000)
+            after = try FileManager.default.contentsOfDirectory(atPath: fds).count
+            if after <= before { break }
+        }
+        #expect(after == before, "fds before \(before), after \(after)")
+        #expect(stop(daemon) == 0)
+    }
+
+    @Test func aClientThatNeverReadsDoesNotStarveOneThatDoes() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let socket = dir.appendingPathComponent("s.sock").path
+        let daemon = try start(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop",
+                                "--pace", "fast"])
+        let sleeper = try #require(connect(socket))
+        // Asks for everything, then never reads: its socket buffer and queue fill up.
+        sleeper.send(#"{"type":"subscribe","id":1,"events":["faceFound","smile","blink"],"coefficients":true}"#)
+        let reader = try #require(RawClient(path: socket))
+        #expect(reader.subscribeToEverything())
+        let lines = reader.read(for: 10)
+        // The sleeper was never dropped by the server: what was queued for it is still there to read.
+        let backlog = sleeper.read(for: 2)
+        #expect(backlog.first?.contains("hello") == true && backlog.count > 10, "\(backlog.count) lines")
+        let frames = lines.compactMap { line -> Int? in
+            guard line.contains("\"coefficients\"") else { return nil }
+            return (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["frame"] as? Int
+        }
+        #expect(frames.count > 100, "the reader kept receiving (\(frames.count) coefficient lines)")
+        #expect(!lines.contains { $0.contains("\"dropped\"") }, "the reader lost nothing")
+        #expect(frames == Array(frames.sorted()) && Set(frames).count == frames.count, "in order, none twice")
+        #expect(stop(daemon) == 0)
+    }
+}
