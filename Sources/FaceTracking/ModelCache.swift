@@ -18,9 +18,12 @@ public struct ModelCache: Sendable, Equatable {
         self.directory = directory
     }
 
-    /// `$XDG_CACHE_HOME/winkd`, else `$HOME/.cache/winkd` (XDG Base Directory Specification 0.8: a
+    /// `$CACHE_DIRECTORY` (set by systemd's `CacheDirectory=`), else `$XDG_CACHE_HOME/winkd`, else
+    /// `$HOME/.cache/winkd` (XDG Base Directory Specification 0.8: a
     /// relative `XDG_CACHE_HOME` is ignored), or `nil` when neither is set.
     public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        // systemd's CacheDirectory= (systemd.exec(5)) hands the service its cache directory.
+        if let dir = environment["CACHE_DIRECTORY"]?.split(separator: ":").first, dir.hasPrefix("/") { return String(dir) }
         if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/winkd" }
         if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.cache/winkd" }
         return nil

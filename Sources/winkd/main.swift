@@ -1,2 +1,4 @@
 import WinkDaemon
-WinkdMain.run()
+
+// Under systemd (Type=notify), report readiness, status, watchdog and stopping; elsewhere nothing.
+WinkdMain.run(observer: SystemdObserver())

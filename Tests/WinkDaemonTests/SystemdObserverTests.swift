@@ -1,0 +1,25 @@
+import EventServer
+import Foundation
+import Testing
+@testable import WinkDaemon
+
+/// The daemon's lifecycle hooks become sd_notify datagrams.
+struct SystemdObserverTests {
+    @Test func hooksBecomeNotifications() throws {
+        let fake = try FakeNotifySocket()
+        let observer = try #require(SystemdObserver(environment: ["NOTIFY_SOCKET": fake.environmentValue]))
+        observer.daemonIsReady(socketPath: "/run/user/1000/winkd/events.sock")
+        #expect(fake.receive() == "READY=1\nSTATUS=idle, listening on /run/user/1000/winkd/events.sock, camera closed")
+        observer.daemonPublished(status: StatusLine(state: "camera_busy", source: "/dev/video0",
+                                                    message: "held by another program; retrying in 2 s"))
+        #expect(fake.receive() == "STATUS=camera busy /dev/video0: held by another program; retrying in 2 s")
+        observer.daemonIsReloading()
+        let reloading = try #require(fake.receive())
+        #expect(reloading.hasPrefix("RELOADING=1\nMONOTONIC_USEC="))
+        observer.daemonDidReload(ok: false)
+        #expect(fake.receive() == "READY=1\nSTATUS=reload failed; the previous configuration stays")
+        observer.daemonIsStopping()
+        #expect(fake.receive() == "STOPPING=1\nSTATUS=stopping")
+        #expect(SystemdObserver(environment: [:]) == nil)
+    }
+}
