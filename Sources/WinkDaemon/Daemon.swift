@@ -159,6 +159,7 @@ public final class Daemon: @unchecked Sendable {
             clients = n
             wake.broadcast()
             wake.unlock()
+            observer?.daemonClientsChanged(count: n)
         }
     }
 

@@ -24,6 +24,8 @@ public protocol DaemonObserver: AnyObject, Sendable {
     func daemonPublished(status: StatusLine)
     /// An expression event was sent to the clients subscribed to it.
     func daemonPublished(event: ExpressionEvent)
+    /// The number of connected clients changed (called on the socket server's thread).
+    func daemonClientsChanged(count: Int)
     /// The processing thread is alive (watchdog keep-alive).
     func daemonIsAlive()
     /// A SIGHUP reload starts.
@@ -38,6 +40,7 @@ extension DaemonObserver {
     public func daemonIsReady(socketPath: String?) {}
     public func daemonPublished(status: StatusLine) {}
     public func daemonPublished(event: ExpressionEvent) {}
+    public func daemonClientsChanged(count: Int) {}
     public func daemonIsAlive() {}
     public func daemonIsReloading() {}
     public func daemonDidReload(ok: Bool) {}

@@ -12,7 +12,11 @@ struct SystemdObserverTests {
         #expect(fake.receive() == "READY=1\nSTATUS=idle, listening on /run/user/1000/winkd/events.sock, camera closed")
         observer.daemonPublished(status: StatusLine(state: "camera_busy", source: "/dev/video0",
                                                     message: "held by another program; retrying in 2 s"))
-        #expect(fake.receive() == "STATUS=camera busy /dev/video0: held by another program; retrying in 2 s")
+        #expect(fake.receive() == "STATUS=camera busy /dev/video0: held by another program; retrying in 2 s, 0 clients")
+        observer.daemonClientsChanged(count: 2)
+        #expect(fake.receive() == "STATUS=camera busy /dev/video0: held by another program; retrying in 2 s, 2 clients")
+        observer.daemonPublished(status: StatusLine(state: "source_opened", source: "/dev/video0"))
+        #expect(fake.receive() == "STATUS=streaming /dev/video0, 2 clients")
         observer.daemonIsReloading()
         let reloading = try #require(fake.receive())
         #expect(reloading.hasPrefix("RELOADING=1\nMONOTONIC_USEC="))

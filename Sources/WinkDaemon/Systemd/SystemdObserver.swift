@@ -1,5 +1,6 @@
 import EventServer
 import Foundation
+import Synchronization
 import WinkCore
 
 /// Connects the daemon's lifecycle hooks to systemd's notification protocol (sd_notify(3)): READY once
@@ -9,6 +10,8 @@ import WinkCore
 /// Thread-safe: `SystemdNotifier` sends one non-blocking datagram per call.
 public final class SystemdObserver: DaemonObserver {
     let notifier: SystemdNotifier
+    /// What the daemon is doing and how many clients listen, for STATUS ("streaming /dev/video0, 2 clients").
+    private let state = Mutex<(activity: String, clients: Int)>(("idle, camera closed", 0))
 
     /// `nil` when the daemon does not run under systemd (`NOTIFY_SOCKET` unset).
     public init?(environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -21,10 +24,28 @@ public final class SystemdObserver: DaemonObserver {
     }
 
     public func daemonPublished(status: StatusLine) {
-        var text = status.state.replacingOccurrences(of: "_", with: " ")
-        if let source = status.source { text += " \(source)" }
-        if let message = status.message { text += ": \(message)" }
-        notifier.status(text)
+        var text: String
+        switch status.state {
+        case "source_opened": text = "streaming \(status.source ?? "")"
+        case "source_closed": text = "idle, camera closed"
+        default:
+            text = status.state.replacingOccurrences(of: "_", with: " ")
+            if let source = status.source { text += " \(source)" }
+            if let message = status.message { text += ": \(message)" }
+        }
+        let line = state.withLock { s in
+            s.activity = text
+            return "\(text), \(s.clients) client\(s.clients == 1 ? "" : "s")"
+        }
+        notifier.status(line)
+    }
+
+    public func daemonClientsChanged(count: Int) {
+        let line = state.withLock { s in
+            s.clients = count
+            return "\(s.activity), \(count) client\(count == 1 ? "" : "s")"
+        }
+        notifier.status(line)
     }
 
     public func daemonIsAlive() { notifier.watchdogIfDue() }
