@@ -3,6 +3,7 @@ import EventServer
 import Expressions
 import FaceTracking
 import Foundation
+import Synchronization
 import Overlay
 import WinkCore
 
@@ -132,27 +133,42 @@ public final class Daemon: @unchecked Sendable {
         self.log = log
         self.environment = environment
         self.observer = observer
-        // Through the verified binary cache (about 7x faster than dlib's loader; see Models/README.md).
-        let predictor = try predictor ?? ShapePredictor(path: options.modelPath, cache: ModelCache.standard())
-        self.predictor = predictor
         var configuration = options.configuration
         if options.mirroredFlag { configuration.mirrored = true; configuration.tracker.mirrored = true }
         self.configuration = configuration
         cameraSettings = configuration.camera
-        let (personalised, prior) = try configuration.applyingProfile()
-        pipeline = FramePipeline(configuration: personalised, predictor: predictor, prior: prior)
-        renderer = try Self.loadRenderer(configuration)
-        if options.sourceIsFile, let s = options.source {
-            try openMediaFile(path: s).close()  // fail now (65/66), not when the first client arrives
-        }
+        // Listen first, so clients can connect at once (they are greeted when `run` starts); the model and
+        // the source are checked next, and a failure there removes the socket again.
         let names = [EventName.faceFound, EventName.faceLost] + configuration.analyzers.map(\.event)
         let serverOptions = EventServer.Options(mode: configuration.socketMode,
                                                 maximumClients: configuration.maximumClients)
-        if let fd = try SocketActivation.listeningSocket() {
-            server = try EventServer(listeningFD: fd, eventNames: names, options: serverOptions, log: log)
-        } else {
-            server = try EventServer(path: options.socketPath, eventNames: names, options: serverOptions, log: log)
+        // Until start-up succeeds the server stays quiet: a failed start prints its one error line only.
+        let started = Mutex(false)
+        let serverLog: @Sendable (EventServer.LogLevel, String) -> Void = { level, message in
+            if started.withLock({ $0 }) { log(level, message) }
         }
+        let server: EventServer
+        if let fd = try SocketActivation.listeningSocket() {
+            server = try EventServer(listeningFD: fd, eventNames: names, options: serverOptions, log: serverLog)
+        } else {
+            server = try EventServer(path: options.socketPath, eventNames: names, options: serverOptions, log: serverLog)
+        }
+        self.server = server
+        do {
+            // Through the verified binary cache (about 7x faster than dlib's loader; see Models/README.md).
+            let predictor = try predictor ?? ShapePredictor(path: options.modelPath, cache: ModelCache.standard())
+            self.predictor = predictor
+            let (personalised, prior) = try configuration.applyingProfile()
+            pipeline = FramePipeline(configuration: personalised, predictor: predictor, prior: prior)
+            renderer = try Self.loadRenderer(configuration)
+            if options.sourceIsFile, let s = options.source {
+                try openMediaFile(path: s).close()  // fail now (65/66), not when the first client arrives
+            }
+        } catch {
+            server.stop(reason: "startup_failed")
+            throw error
+        }
+        started.withLock { $0 = true }
         server.onClientCountChange = { [weak self] n in
             guard let self else { return }
             wake.lock()
