@@ -76,6 +76,10 @@ public struct AnalyzerRow: Sendable, Equatable {
 }
 
 extension AnalyzerRow: Codable {
+    /// The keys a row may have in a configuration file.
+    public static let keys: Set<String> = ["event", "kind", "value", "enter", "exit", "minDuration", "maxDuration",
+                                           "cooldown", "suppressedBy", "gate", "releaseDelay"]
+
     enum CodingKeys: String, CodingKey {
         case event, kind, value, enter, exit, minDuration, maxDuration, cooldown, suppressedBy, gate, releaseDelay
     }

@@ -98,6 +98,10 @@ public indirect enum Formula: Sendable, Equatable, CustomStringConvertible {
     private struct Parser {
         var chars: [Unicode.Scalar]
         var index = 0
+        /// Nesting of parentheses, unary minus and function calls; limited so that a hostile configuration
+        /// cannot overflow the stack of this recursive-descent parser.
+        var depth = 0
+        static let maximumDepth = 64
 
         func fail(_ message: String) -> ParseError { ParseError(message: message, position: index) }
 
@@ -131,6 +135,11 @@ public indirect enum Formula: Sendable, Equatable, CustomStringConvertible {
         }
 
         mutating func factor() throws -> Formula {
+            depth += 1
+            defer { depth -= 1 }
+            guard depth <= Self.maximumDepth else {
+                throw fail("formula nested more than \(Self.maximumDepth) levels deep")
+            }
             guard let c = peek() else { throw fail("expected a number, a coefficient or '('") }
             if c == "-" {
                 index += 1

@@ -142,8 +142,11 @@ public struct Configuration: Sendable {
                         continue
                     }
                     do {
+                        if let unknown = object.keys.sorted().first(where: { !AnalyzerRow.keys.contains($0) }) {
+                            throw UnknownKey(key: unknown, known: AnalyzerRow.keys.sorted())
+                        }
                         if let j = rows.firstIndex(where: { $0.event == name }) {
-                            rows[j] = try merge(rows[j], with: object)
+                            rows[j] = try merge(rows[j], with: object, knownKeys: AnalyzerRow.keys)
                         } else {
                             rows.append(try JSONDecoder().decode(
                                 AnalyzerRow.self, from: JSONSerialization.data(withJSONObject: object)))
@@ -246,8 +249,14 @@ public struct Configuration: Sendable {
     }
 
     /// `base` with the keys of `object` laid over its JSON form, decoded again.
-    static func merge<T: Codable>(_ base: T, with object: [String: Any]) throws -> T {
+    /// - Throws: `UnknownKey` for a key `base` does not have (a typo such as `maxYaw` must not pass
+    ///   silently), or a `DecodingError`.
+    static func merge<T: Codable>(_ base: T, with object: [String: Any], knownKeys: Set<String>? = nil) throws -> T {
         let encoded = try JSONSerialization.jsonObject(with: JSONEncoder().encode(base)) as? [String: Any] ?? [:]
+        let known = knownKeys ?? Set(encoded.keys)
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw UnknownKey(key: unknown, known: known.sorted())
+        }
         let merged = encoded.merging(object) { _, new in new }
         return try JSONDecoder().decode(T.self, from: JSONSerialization.data(withJSONObject: merged))
     }
@@ -305,4 +314,11 @@ func escapingControlCharacters(_ text: String) -> String {
         }
     }
     return out
+}
+
+/// A configuration key that the section or row does not have.
+struct UnknownKey: Error, CustomStringConvertible {
+    var key: String
+    var known: [String]
+    var description: String { "\(key): unknown key (known: \(known.joined(separator: ", ")))" }
 }

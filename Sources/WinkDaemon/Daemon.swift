@@ -163,6 +163,8 @@ public final class Daemon: @unchecked Sendable {
             renderer = try Self.loadRenderer(configuration)
             if options.sourceIsFile, let s = options.source {
                 try openMediaFile(path: s).close()  // fail now (65/66), not when the first client arrives
+            } else if let s = options.source {
+                try Self.checkVideoDevice(s)
             }
         } catch {
             server.stop(reason: "startup_failed")
@@ -176,6 +178,19 @@ public final class Daemon: @unchecked Sendable {
             wake.broadcast()
             wake.unlock()
             observer?.daemonClientsChanged(count: n)
+        }
+    }
+
+    /// A device source that exists must be a V4L2 character device (major number 81, the kernel's
+    /// video4linux major, Documentation/admin-guide/devices.txt); one that does not exist yet is waited for.
+    /// - Throws: `CaptureError.unsupported` (exit 69) for `/dev/null`, a tty, a disk.
+    static func checkVideoDevice(_ path: String) throws {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return }
+        let isCharacter = (st.st_mode & S_IFMT) == S_IFCHR
+        let major = (UInt64(st.st_rdev) >> 8) & 0xfff
+        guard isCharacter && major == 81 else {
+            throw CaptureError(.unsupported, source: path, reason: "not a V4L2 video device")
         }
     }
 
@@ -349,7 +364,8 @@ public final class Daemon: @unchecked Sendable {
                 info.monotonicNanoseconds = max(target, now)
             }
             last = info
-            try process(buffer, info: info)
+            // A still image is one instant, judged as `winkctl analyze` judges it.
+            try process(buffer, info: info, still: source is StillImageSource)
         }
         return false
     }
@@ -594,9 +610,9 @@ public final class Daemon: @unchecked Sendable {
     // MARK: Per frame (processing thread)
 
     /// Tracks, publishes coefficients and events, and writes the overlaid frame when configured.
-    private func process(_ buffer: PixelBuffer, info: FrameInfo) throws {
+    private func process(_ buffer: PixelBuffer, info: FrameInfo, still: Bool = false) throws {
         lastInfo = info
-        let face = try pipeline.process(buffer, info: info)
+        let face = try pipeline.process(buffer, info: info, still: still)
         if let line = pipeline.coefficientsLine(info: info) { server.publish(coefficients: line) }
         publishEvents()
         guard let renderer, let device = configuration.overlayDevice, buffer.wantsColor else { return }

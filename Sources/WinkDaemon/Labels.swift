@@ -41,6 +41,10 @@ public struct ClipLabels: Sendable {
         func fail(_ key: String, _ expected: String) -> LabelsError {
             LabelsError(path: path, reason: "\(key): expected \(expected)", exitCode: .dataError)
         }
+        if root["images"] != nil && root["video"] == nil {
+            throw LabelsError(path: path, reason: "labels for still images, not for a clip: evaluate scores clips "
+                              + "(the stills' expectations are checked by the test suite)", exitCode: .dataError)
+        }
         guard let video = root["video"] as? String else { throw fail("video", "the clip's path") }
         let base = URL(fileURLWithPath: path).deletingLastPathComponent()
         let candidates = [base.deletingLastPathComponent().appendingPathComponent(video).path,

@@ -37,6 +37,10 @@ public enum WinkctlMain {
                 throw UsageError("unknown command '\(name)'\n" + usage)
             }
             argv.removeFirst()
+            if argv.contains("--help") || argv.contains("-h") {
+                print("usage: winkctl \(command.synopsis)")
+                return .ok
+            }
             var arguments = Arguments(argv)
             return try command.run(&arguments)
         }

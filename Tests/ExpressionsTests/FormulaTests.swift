@@ -26,6 +26,15 @@ struct FormulaTests {
         #expect(try Formula(parsing: "jawOpen / 0").evaluate(c) == 0)
     }
 
+    /// Found by a newcomer: 30,000 nested parentheses overflowed the parser's stack (exit 139).
+    @Test func deepNestingIsAnErrorNotACrash() throws {
+        let deep = String(repeating: "(", count: 30_000) + "jawOpen" + String(repeating: ")", count: 30_000)
+        #expect(throws: Formula.ParseError.self) { try Formula(parsing: deep) }
+        #expect(throws: Formula.ParseError.self) { try Formula(parsing: String(repeating: "-", count: 30_000) + "jawOpen") }
+        let fine = String(repeating: "(", count: 20) + "jawOpen" + String(repeating: ")", count: 20)
+        #expect(try Formula(parsing: fine) == .coefficient(.jawOpen))
+    }
+
     @Test func rejectsUnknownNamesAndBadSyntax() {
         #expect(throws: Formula.ParseError.self) { try Formula(parsing: "eyeBlinkMiddle") }
         #expect(throws: Formula.ParseError.self) { try Formula(parsing: "min(jawOpen") }

@@ -80,3 +80,19 @@ extension ConfigurationTests {
         }
     }
 }
+
+extension ConfigurationTests {
+    /// Found by a newcomer: typos inside sections and rows were silently ignored.
+    @Test func unknownKeysInsideSectionsAndRowsAreProblems() {
+        do {
+            _ = try parse(#"{"quality": {"maxYaw": 10}, "analyzers": [{"event": "smile", "entr": 0.6}, {"event": "z", "value": "jawOpen", "enter": 0.5, "colour": 1}]}"#)
+            Issue.record("expected Configuration.Invalid")
+        } catch let e as Configuration.Invalid {
+            let lines = e.description.split(separator: "\n").map(String.init)
+            #expect(lines.count == 3, "\(lines)")
+            #expect(lines.contains { $0.contains("quality.maxYaw: unknown key") && $0.contains("maximumYaw") })
+            #expect(lines.contains { $0.contains("(smile).entr: unknown key") })
+            #expect(lines.contains { $0.contains("(z).colour: unknown key") })
+        } catch { Issue.record("wrong error \(error)") }
+    }
+}

@@ -22,6 +22,7 @@ enum EventsCommand {
         let names = try args.option("--events").map { list in
             list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
+        if let names, names.isEmpty { throw UsageError("--events needs at least one event name, e.g. winkLeft,smile") }
         let coefficients = args.flag("--coefficients")
         let limit: Int? = try args.number("--count", in: 1...1_000_000_000)
         let measure = args.flag("--latency")

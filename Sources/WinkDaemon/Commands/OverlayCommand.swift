@@ -40,6 +40,9 @@ enum OverlayCommand {
                 "overlay: \(output): unknown output extension (use .png, .jpg, .jpeg, .mp4, .m4v, .mov, .avi or .mkv)")
         }
 
+        if sameFile(input, output) {
+            throw UsageError("overlay: \(output): the output would overwrite the input; choose another -o")
+        }
         // Configuration first (cheap, exit 78/66/65), then the input, then the 1 s model load.
         let renderer = try OverlayRenderer(layout: try OverlayLayout.load(path: layoutPath))
         let source = try openMediaFile(path: input)
@@ -62,4 +65,11 @@ enum OverlayCommand {
         printError("overlay: \(summary.frames) frame(s), \(summary.faces) face(s) drawn -> \(output)")
         return .ok
     }
+}
+
+/// Whether two paths name the same existing file (same device and inode, through symlinks).
+func sameFile(_ a: String, _ b: String) -> Bool {
+    var sa = stat(), sb = stat()
+    guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
 }

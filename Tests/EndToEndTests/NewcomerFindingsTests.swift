@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+/// Faults a newcomer found by trying the programs with bad input, each with the input that showed it.
+@Suite(.serialized)
+struct NewcomerFindingsTests {
+    @Test func theDaemonJudgesAStillImageAsAnalyzeDoes() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let socket = dir.appendingPathComponent("s.sock").path
+        let daemon = Process()
+        daemon.executableURL = Binaries.directory.appendingPathComponent("winkd")
+        daemon.arguments = ["--source", Binaries.fixture("images/expressions/0-f1-su-ph.jpg"), "--socket", socket]
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) { usleep(50_000) }
+        let r = try Binaries.run("winkctl", ["events", "--socket", socket])
+        daemon.waitUntilExit()
+        #expect(r.stdout.contains("\"event\":\"faceFound\"") && r.stdout.contains("\"event\":\"mouthOpen\""), "\(r.stdout)")
+    }
+
+    @Test func aDeviceThatIsNotACameraIsRefusedAtStart() throws {
+        let socket = try Binaries.temporaryDirectory().appendingPathComponent("s.sock").path
+        let r = try Binaries.run("winkd", ["--source", "/dev/null", "--socket", socket])
+        #expect(r.status == 69)
+        #expect(r.stderrLines == ["winkd: /dev/null: not a V4L2 video device"])
+    }
+
+    @Test func anEmptyEventListIsAUsageError() throws {
+        let r = try Binaries.run("winkctl", ["events", "--socket", "/nonexistent.sock", "--events", ",,,"])
+        #expect(r.status == 64 && r.stderrLines.count == 1)
+    }
+
+    @Test func overlayRefusesToOverwriteItsInput() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let input = dir.appendingPathComponent("face.jpg")
+        try FileManager.default.copyItem(atPath: Binaries.fixture("images/expressions/single_face.jpg"), toPath: input.path)
+        let before = try Data(contentsOf: input)
+        let layout = dir.appendingPathComponent("layout.json")
+        try Data(#"{"layers": [{"feature": "eyes", "image": "\#(Binaries.fixture("overlays/sunglasses_rgba8.png"))"}]}"#.utf8)
+            .write(to: layout)
+        let r = try Binaries.run("winkctl", ["overlay", "--layout", layout.path, input.path, "-o", input.path])
+        #expect(r.status == 64 && r.stderr.contains("overwrite"), "\(r.stderr)")
+        #expect(try Data(contentsOf: input) == before)
+    }
+
+    @Test func subcommandHelpPrintsItsUsage() throws {
+        let r = try Binaries.run("winkctl", ["evaluate", "--help"])
+        #expect(r.status == 0 && r.stdout.hasPrefix("usage: winkctl evaluate"))
+    }
+}
