@@ -160,6 +160,17 @@ public struct Configuration: Sendable {
             }
         }
         for row in rows { problems += row.validate().map { "analyzers: \($0)" } }
+        for row in rows where [EventName.faceFound, EventName.faceLost].contains(row.event) {
+            problems.append("analyzers: row '\(row.event)': event: the name is the tracker's own event; choose another")
+        }
+        for (key, value) in [("maximumYaw", c.quality.maximumYaw), ("maximumPitch", c.quality.maximumPitch),
+                             ("minimumInterocular", c.quality.minimumInterocular),
+                             ("minimumBrightness", c.quality.minimumBrightness)] where !(value >= 0) {
+            problems.append("quality.\(key): expected a number >= 0, got \(value)")
+        }
+        if !(0...1).contains(c.quality.minimumVisible) {
+            problems.append("quality.minimumVisible: expected a fraction in 0...1, got \(c.quality.minimumVisible)")
+        }
         let names = rows.map(\.event)
         for row in rows {
             for s in row.suppressedBy where !names.contains(s) {

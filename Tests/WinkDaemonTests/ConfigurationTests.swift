@@ -96,3 +96,14 @@ extension ConfigurationTests {
         } catch { Issue.record("wrong error \(error)") }
     }
 }
+
+extension ConfigurationTests {
+    @Test func reservedNamesAndNegativeQualityLimitsAreProblems() {
+        #expect(throws: Configuration.Invalid.self) {
+            try parse(#"{"analyzers": [{"event": "faceFound", "value": "jawOpen", "enter": 0.5}]}"#)
+        }
+        #expect(throws: Configuration.Invalid.self) { try parse(#"{"quality": {"maximumYaw": -10}}"#) }
+        #expect(throws: Configuration.Invalid.self) { try parse(#"{"quality": {"minimumVisible": 2}}"#) }
+        #expect(throws: Never.self) { try parse(#"{"quality": {"maximumYaw": 20}}"#) }
+    }
+}

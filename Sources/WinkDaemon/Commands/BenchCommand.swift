@@ -35,6 +35,10 @@ enum BenchCommand {
         let repeats = try args.number("--repeat", in: 1...1000) ?? 1
         let clientCount = try args.number("--clients", in: 0...64) ?? 1
         let reference = try args.option("--reference")
+        if let reference, !FileManager.default.isExecutableFile(atPath: reference) {
+            // Before the run, not after minutes of benchmarking.
+            throw UsageError("bench: --reference \(reference): not an executable file (build it: see ../shared/tools/README.md)")
+        }
         let cacheDirectory = try args.option("--model-cache")
         let noCache = args.flag("--no-model-cache")
         guard let file = args.positional() else { throw UsageError("bench: which file? usage: winkctl \(command.synopsis)") }
@@ -154,6 +158,9 @@ enum BenchCommand {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let line = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard process.terminationStatus == 0, !line.isEmpty else {
+            throw BenchError(description: "\(binary): the reference exited \(process.terminationStatus) without a result line")
+        }
         let fps = line.split(separator: " ").first { $0.hasPrefix("fps_total=") }.flatMap { Double($0.dropFirst(10)) }
         return (line, fps)
     }
@@ -195,4 +202,10 @@ struct BenchReport {
         #endif
         return "bench \(file): \(frames) frames (\(repeats) passes), \(clients) client(s), \(build) build\n"
     }
+}
+
+/// The reference benchmark failed to produce its line. Exit 70.
+struct BenchError: ExitCodeError {
+    var description: String
+    var exitCode: ExitCode { .software }
 }
