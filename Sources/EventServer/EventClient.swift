@@ -112,6 +112,9 @@ public final class EventClient {
         }
     }
 
+    /// shutdown(SHUT_WR): tells the server we send nothing more while still reading. For tests.
+    func shutDownSending() -> Bool { Glibc.shutdown(fd, Int32(SHUT_WR)) == 0 }
+
     /// Sends one raw line (a newline is appended).
     /// - Throws: `EventServerError` `.system(errno:)` when the connection is closed.
     public func send(line: String) throws {

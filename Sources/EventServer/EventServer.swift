@@ -51,7 +51,8 @@ public final class EventServer: @unchecked Sendable {
     }
 
     /// Receives the server's log messages (client connects with peer credentials, disconnects and why,
-    /// protocol errors). Called on the server thread.
+    /// protocol errors). Called on the server thread, except the rare "cannot encode" error, which is
+    /// reported on the publishing thread.
     public typealias LogHandler = @Sendable (LogLevel, String) -> Void
 
     /// The socket's path; nil for an inherited socket without a filesystem name.
@@ -244,7 +245,7 @@ public final class EventServer: @unchecked Sendable {
     /// Sends `{"type":"bye","reason":reason}` to every client (after what is already queued), gives them
     /// up to `options.byeGracePeriod` seconds to take it, closes every fd, and unlinks the socket path if
     /// it still is the file this server bound. Waits for the server thread to end, unless called from
-    /// it. Idempotent; thread-safe.
+    /// it. Idempotent and thread-safe; a second call returns at once without waiting.
     public func stop(reason: String = "shutdown") {
         lock.lock()
         if closed || stopReason != nil {

@@ -279,6 +279,20 @@ struct EventServerSocketTests {
         #expect(Self.waitUntil { server.clientCount == 1 })
     }
 
+    @Test func halfClosedClientStillReceives() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        try client.subscribe(events: ["smile"], coefficients: false)
+        #expect(client.shutDownSending())  // like `nc -U` after its stdin ends
+        usleep(50_000)
+        server.publish(event: Self.event("blink", frame: 1))
+        server.publish(event: Self.event("smile", frame: 2))
+        #expect(Self.fields(try client.nextLine(timeout: 2))["frame"] as? Int == 2)
+        #expect(server.clientCount == 1)
+    }
+
     @Test func manyConnectDisconnectCyclesLeakNoDescriptors() throws {
         let sandbox = Sandbox()
         let server = try makeServer(sandbox)
