@@ -53,12 +53,6 @@ public final class AnalyzerTable {
         suppressors = rows.map { row in row.suppressedBy.compactMap { name in rows.firstIndex { $0.event == name } } }
     }
 
-    /// The current value of each row's formula is not kept; this says whether row `event` is pending or active.
-    public func isEngaged(_ event: String) -> Bool {
-        guard let i = rows.firstIndex(where: { $0.event == event }) else { return false }
-        return states[i].phase == .pending || states[i].phase == .active
-    }
-
     /// Advances every row by one frame and appends the events it decides to `events`.
     ///
     /// - Parameter instant: the frame is a still image, a single instant: held rows start on their value

@@ -108,10 +108,11 @@ public final class FaceTracker {
         let predicted = state.cropBox
         framesSinceDetection += 1
         var confirmNow = framesSinceDetection >= max(1, settings.verifyInterval)
+        var compared = false
         if !confirmNow {
             // Between detections, detect only if the face no longer looks like the one last detected.
-            current.sample(crop, box: predicted)
-            lastSimilarity = current.correlation(template)
+            compare(predicted)
+            compared = true
             confirmNow = lastSimilarity < settings.trackingSimilarity
         }
         guard confirmNow else { return try observe(buffer, face: state, box: predicted, detected: false) }
@@ -120,14 +121,19 @@ public final class FaceTracker {
             return try observe(buffer, face: state, box: found, detected: true)
         }
         misses += 1
-        current.sample(crop, box: predicted)
-        lastSimilarity = current.correlation(template)
+        if !compared { compare(predicted) }  // the crop has not changed since a comparison this frame
         if misses > settings.maximumMisses || lastSimilarity < settings.minimumSimilarity {
             tracked = nil
             misses = 0
             return nil
         }
         return try observe(buffer, face: state, box: predicted, detected: false)
+    }
+
+    /// Correlates the crop's patch at `box` with the last detected face into `lastSimilarity`.
+    private func compare(_ box: PixelRect) {
+        current.sample(crop, box: box)
+        lastSimilarity = current.correlation(template)
     }
 
     /// Looks at `face` upright and at a fixed size: fills `crop` through the similarity transform of

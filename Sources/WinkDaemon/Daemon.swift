@@ -134,7 +134,7 @@ public final class Daemon: @unchecked Sendable {
         self.environment = environment
         self.observer = observer
         var configuration = options.configuration
-        if options.mirroredFlag { configuration.mirrored = true; configuration.tracker.mirrored = true }
+        if options.mirroredFlag { configuration.mirrored = true }
         self.configuration = configuration
         cameraSettings = configuration.camera
         // Listen first, so clients can connect at once (they are greeted when `run` starts); the model and
@@ -687,7 +687,7 @@ public final class Daemon: @unchecked Sendable {
         }
         do {
             var fresh = try Configuration.load(path: path)
-            if options.mirroredFlag { fresh.mirrored = true; fresh.tracker.mirrored = true }
+            if options.mirroredFlag { fresh.mirrored = true }
             let freshRenderer = try Self.loadRenderer(fresh)
             endFace()  // the old engine ends a present face; the new one finds it again
             let (personalised, prior) = try fresh.applyingProfile()

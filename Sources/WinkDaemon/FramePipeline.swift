@@ -13,11 +13,6 @@ public final class FramePipeline {
     public let engine: ExpressionEngine
     public let configuration: Configuration
 
-    /// Wall time in seconds spent in each stage of the last frame: tracking (detection + landmarks + pixel
-    /// measures + pose) and expressions (coefficients + analyzers).
-    public private(set) var lastTrackingSeconds: Double = 0
-    public private(set) var lastExpressionSeconds: Double = 0
-
     /// - Throws: `FaceTrackingError` (exit 78) if a profile or the model is wrong.
     public init(configuration: Configuration, predictor: ShapePredictor, prior: FaceMeasures? = nil) {
         self.configuration = configuration
@@ -36,13 +31,8 @@ public final class FramePipeline {
     /// - Parameter still: the frame is a still image, judged as one instant.
     @discardableResult
     public func process(_ buffer: PixelBuffer, info: FrameInfo, still: Bool = false) throws -> FaceObservation? {
-        let clock = SystemClock()
-        let t0 = clock.nanoseconds()
         let face = try tracker.process(buffer)
-        let t1 = clock.nanoseconds()
         engine.process(frame: info, face: face, instant: still)
-        lastTrackingSeconds = Double(t1 - t0) / 1e9
-        lastExpressionSeconds = Double(clock.nanoseconds() - t1) / 1e9
         return face
     }
 
