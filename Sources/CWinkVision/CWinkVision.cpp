@@ -33,6 +33,18 @@ void write_message(char *message, size_t len, const std::string &text) {
     std::snprintf(message, len, "%s", text.c_str());
 }
 
+// The rectangle dlib's predictor is given for `box` (inclusive corners, rounded to pixels).
+dlib::rectangle predictor_rect(wv_rect box) {
+    return dlib::rectangle(std::lround(box.x), std::lround(box.y), std::lround(box.x + box.width - 1),
+                           std::lround(box.y + box.height - 1));
+}
+
+bool valid_box(wv_rect box) {
+    return box.width > 1 && box.height > 1 && std::isfinite(box.x) && std::isfinite(box.y) &&
+           std::isfinite(box.width) && std::isfinite(box.height) && std::fabs(box.x) < 1e7f &&
+           std::fabs(box.y) < 1e7f && box.width < 1e7f && box.height < 1e7f;
+}
+
 bool valid_image(const uint8_t *gray, int width, int height, int stride) {
     return gray != nullptr && width > 0 && height > 0 && stride >= width;
 }
@@ -206,25 +218,34 @@ wv_status wv_predictor_load(const char *path, wv_predictor **out, char *message,
     auto predictor = new (std::nothrow) wv_predictor();
     if (!predictor) return WV_INTERNAL;
     try {
-        dlib::deserialize(predictor->model, in);
-    } catch (const std::exception &e) {
-        delete predictor;
-        std::string what = e.what();
-        for (auto &c : what) if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-        while (!what.empty() && what.back() == ' ') what.pop_back();
-        write_message(message, message_len, "not a dlib shape predictor (" + what + ")");
-        return WV_MODEL_NOT_DLIB;
+        dlib::shape_predictor model;
+        try {
+            dlib::deserialize(model, in);
+        } catch (const std::exception &e) {
+            delete predictor;
+            std::string what = e.what();
+            for (auto &c : what) if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+            while (!what.empty() && what.back() == ' ') what.pop_back();
+            write_message(message, message_len, "not a dlib shape predictor (" + what + ")");
+            return WV_MODEL_NOT_DLIB;
+        }
+        if (model.num_parts() != 68) {
+            write_message(message, message_len,
+                          "a dlib shape predictor with " + std::to_string(model.num_parts()) +
+                              " landmarks, but winkd needs the 68-point model (shape_predictor_68_face_landmarks.dat)");
+            delete predictor;
+            return WV_MODEL_WRONG_PARTS;
+        }
+        std::string why = winkvision::take_from_dlib(model, predictor->model);
+        if (!why.empty()) {
+            delete predictor;
+            write_message(message, message_len, "a dlib shape predictor winkd cannot evaluate (" + why + ")");
+            return WV_MODEL_NOT_DLIB;
+        }
     } catch (...) {
         delete predictor;
         write_message(message, message_len, "not a dlib shape predictor");
         return WV_MODEL_NOT_DLIB;
-    }
-    if (predictor->model.num_parts() != 68) {
-        write_message(message, message_len,
-                      "a dlib shape predictor with " + std::to_string(predictor->model.num_parts()) +
-                          " landmarks, but winkd needs the 68-point model (shape_predictor_68_face_landmarks.dat)");
-        delete predictor;
-        return WV_MODEL_WRONG_PARTS;
     }
     *out = predictor;
     return WV_OK;
@@ -233,21 +254,34 @@ wv_status wv_predictor_load(const char *path, wv_predictor **out, char *message,
 void wv_predictor_destroy(wv_predictor *predictor) { delete predictor; }
 
 int wv_predictor_parts(const wv_predictor *predictor) {
-    return predictor ? static_cast<int>(predictor->model.num_parts()) : 0;
+    return predictor ? static_cast<int>(predictor->model.parts()) : 0;
 }
+
 
 wv_status wv_predict(wv_predictor *predictor, const uint8_t *gray, int width, int height, int stride,
                      wv_rect box, float *out_xy, int out_capacity) {
     if (!predictor || !valid_image(gray, width, height, stride) || !out_xy) return WV_BAD_ARGUMENT;
-    int parts = static_cast<int>(predictor->model.num_parts());
-    if (out_capacity < 2 * parts || !(box.width > 1 && box.height > 1) || !std::isfinite(box.x) ||
-        !std::isfinite(box.y))
-        return WV_BAD_ARGUMENT;
+    int parts = static_cast<int>(predictor->model.parts());
+    if (out_capacity < 2 * parts || !valid_box(box)) return WV_BAD_ARGUMENT;
     try {
+        winkvision::evaluate(predictor->model, predictor->scratch, gray, width, height, static_cast<size_t>(stride),
+                             predictor_rect(box), out_xy);
+        return WV_OK;
+    } catch (...) {
+        return WV_INTERNAL;
+    }
+}
+
+wv_status wv_predict_dlib(wv_predictor *predictor, const uint8_t *gray, int width, int height, int stride,
+                          wv_rect box, float *out_xy, int out_capacity) {
+    if (!predictor || !valid_image(gray, width, height, stride) || !out_xy) return WV_BAD_ARGUMENT;
+    int parts = static_cast<int>(predictor->model.parts());
+    if (out_capacity < 2 * parts || !valid_box(box)) return WV_BAD_ARGUMENT;
+    try {
+        if (!predictor->reference)
+            predictor->reference = new dlib::shape_predictor(winkvision::to_dlib(predictor->model));
         dlib::cv_image<unsigned char> img(wrap(gray, width, height, stride));
-        dlib::rectangle r(std::lround(box.x), std::lround(box.y), std::lround(box.x + box.width - 1),
-                          std::lround(box.y + box.height - 1));
-        dlib::full_object_detection shape = predictor->model(img, r);
+        dlib::full_object_detection shape = (*predictor->reference)(img, predictor_rect(box));
         for (int i = 0; i < parts; i++) {
             out_xy[2 * i] = static_cast<float>(shape.part(i).x());
             out_xy[2 * i + 1] = static_cast<float>(shape.part(i).y());

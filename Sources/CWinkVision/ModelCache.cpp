@@ -1,4 +1,4 @@
-// CWinkVision model cache: a flat little-endian dump of a dlib::shape_predictor that loads in a few tens
+// CWinkVision model cache: a flat little-endian image of the shape predictor (PredictorState.hpp) that loads in a few tens
 // of milliseconds instead of dlib's ~1 s deserialiser (which decodes every float from dlib's portable
 // variable-length encoding, byte by byte). See include/CWinkVision.h ("Model cache") for the contract
 // and Models/README.md for the file layout. No exception leaves this file.
@@ -13,48 +13,18 @@
 #include <cstring>
 #include <fcntl.h>
 #include <string>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
 namespace {
 
-// dlib::shape_predictor keeps its state private and offers only its serialiser (slow) and a constructor
-// that takes pixel coordinates, which the model file does not store (it stores anchor indices and
-// deltas derived from them; recomputing them would not reproduce the floats bit for bit). The members are
-// reached instead through explicit template instantiation, for which the standard waives access checking
-// ([temp.spec.general]/6 in C++20, [temp.explicit]/12 in C++17). If dlib renames a member this fails
-// to compile; it cannot silently read the wrong field.
-template <typename Tag, typename Tag::type Member>
-struct member_access {
-    friend typename Tag::type member_of(Tag) { return Member; }
-};
-struct initial_shape_tag {
-    using type = dlib::matrix<float, 0, 1> dlib::shape_predictor::*;
-    friend type member_of(initial_shape_tag);
-};
-struct forests_tag {
-    using type = std::vector<std::vector<dlib::impl::regression_tree>> dlib::shape_predictor::*;
-    friend type member_of(forests_tag);
-};
-struct anchor_idx_tag {
-    using type = std::vector<std::vector<unsigned long>> dlib::shape_predictor::*;
-    friend type member_of(anchor_idx_tag);
-};
-struct deltas_tag {
-    using type = std::vector<std::vector<dlib::vector<float, 2>>> dlib::shape_predictor::*;
-    friend type member_of(deltas_tag);
-};
-template struct member_access<initial_shape_tag, &dlib::shape_predictor::initial_shape>;
-template struct member_access<forests_tag, &dlib::shape_predictor::forests>;
-template struct member_access<anchor_idx_tag, &dlib::shape_predictor::anchor_idx>;
-template struct member_access<deltas_tag, &dlib::shape_predictor::deltas>;
-
-template <typename Tag> auto &field(dlib::shape_predictor &p) { return p.*member_of(Tag()); }
-template <typename Tag> const auto &field(const dlib::shape_predictor &p) { return p.*member_of(Tag()); }
+using winkvision::RegressionModel;
+using winkvision::Split;
 
 constexpr char kMagic[8] = {'W', 'I', 'N', 'K', 'S', 'P', 'C', '\0'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;
 constexpr uint32_t kByteOrderMark = 0x01020304u;  // reads back as 0x04030201 on a big-endian host
 // magic, version, byte-order mark, source size, source mtime (ns), payload size, payload SHA-256
 constexpr size_t kHeaderSize = 8 + 4 + 4 + 8 + 8 + 8 + 32;
@@ -119,145 +89,95 @@ bool source_identity(const char *model_path, uint64_t &size, int64_t &mtime_ns, 
     return true;
 }
 
-// Payload layout (all little-endian; u32 counts, f32 IEEE-754 floats):
-//   initial_shape: u32 n, n x f32
-//   forests:       u32 cascades, per cascade u32 trees, per tree
-//                    u32 splits, splits x (u32 idx1, u32 idx2, f32 thresh),
-//                    u32 leaves, u32 leaf_size, leaves x leaf_size x f32
-//   anchor_idx:    u32 cascades, per cascade u32 n, n x u32
-//   deltas:        u32 cascades, per cascade u32 n, n x (f32 x, f32 y)
-std::vector<uint8_t> encode(const dlib::shape_predictor &model) {
+// Payload layout (all little-endian; u32 counts, f32 IEEE-754 floats), the flat model of PredictorState.hpp:
+//   u32 dims, u32 cascades, u32 trees, u32 leaves per tree, u32 features, u32 zero
+//   initial_shape: dims x f32
+//   anchors:       cascades x features x u32
+//   deltas:        cascades x features x (f32 dx, f32 dy)
+//   splits:        cascades x trees x (leaves - 1) x (u16 idx1, u16 idx2, f32 thresh)
+//   zero padding to a file offset that is a multiple of 64
+//   leaves:        cascades x trees x leaves x dims x f32
+// The leaves are used in place from a read-only mapping of the file.
+constexpr size_t kCountsSize = 6 * 4;
+constexpr size_t kLeafAlignment = 64;
+
+size_t leaf_offset(const RegressionModel &m) {
+    size_t fixed = kHeaderSize + kCountsSize + size_t(m.dims) * 4 + m.anchors.size() * 4 + m.deltas.size() * 8 +
+                   m.splits.size() * sizeof(Split);
+    return (fixed + kLeafAlignment - 1) / kLeafAlignment * kLeafAlignment - kHeaderSize;
+}
+
+std::vector<uint8_t> encode(const RegressionModel &m) {
     Writer w;
-    const auto &shape = field<initial_shape_tag>(model);
-    w.u32(static_cast<uint32_t>(shape.size()));
-    w.floats(&shape(0), shape.size());
-    const auto &forests = field<forests_tag>(model);
-    w.u32(static_cast<uint32_t>(forests.size()));
-    for (const auto &forest : forests) {
-        w.u32(static_cast<uint32_t>(forest.size()));
-        for (const auto &tree : forest) {
-            w.u32(static_cast<uint32_t>(tree.splits.size()));
-            for (const auto &s : tree.splits) {
-                w.u32(static_cast<uint32_t>(s.idx1));
-                w.u32(static_cast<uint32_t>(s.idx2));
-                w.f32(s.thresh);
-            }
-            w.u32(static_cast<uint32_t>(tree.leaf_values.size()));
-            uint32_t leaf_size = tree.leaf_values.empty() ? 0 : static_cast<uint32_t>(tree.leaf_values[0].size());
-            w.u32(leaf_size);
-            for (const auto &leaf : tree.leaf_values) w.floats(&leaf(0), leaf_size);
-        }
-    }
-    const auto &anchors = field<anchor_idx_tag>(model);
-    w.u32(static_cast<uint32_t>(anchors.size()));
-    for (const auto &a : anchors) {
-        w.u32(static_cast<uint32_t>(a.size()));
-        for (unsigned long i : a) w.u32(static_cast<uint32_t>(i));
-    }
-    const auto &deltas = field<deltas_tag>(model);
-    w.u32(static_cast<uint32_t>(deltas.size()));
-    for (const auto &d : deltas) {
-        w.u32(static_cast<uint32_t>(d.size()));
-        for (const auto &v : d) { w.f32(v.x()); w.f32(v.y()); }
-    }
+    for (uint32_t v : {m.dims, m.cascades, m.trees, m.leaves_per_tree, m.features, 0u}) w.u32(v);
+    w.floats(m.initial_shape.data(), m.initial_shape.size());
+    for (uint32_t a : m.anchors) w.u32(a);
+    for (const auto &d : m.deltas) { w.f32(d.x()); w.f32(d.y()); }
+    for (const Split &s : m.splits) { w.put(&s.idx1, 2); w.put(&s.idx2, 2); w.f32(s.thresh); }
+    w.bytes.resize(leaf_offset(m), 0);
+    w.floats(m.leaves, m.leaf_count());
     return std::move(w.bytes);
 }
 
-// Whether every value fits in the u32 fields of the layout and every leaf has the shape's size.
-bool encodable(const dlib::shape_predictor &model) {
-    const auto &shape = field<initial_shape_tag>(model);
-    if (shape.size() == 0) return false;
-    for (const auto &forest : field<forests_tag>(model))
-        for (const auto &tree : forest) {
-            for (const auto &s : tree.splits)
-                if (s.idx1 > UINT32_MAX || s.idx2 > UINT32_MAX) return false;
-            for (const auto &leaf : tree.leaf_values)
-                if (leaf.size() != shape.size()) return false;
-        }
-    for (const auto &a : field<anchor_idx_tag>(model))
-        for (unsigned long i : a) if (i > UINT32_MAX) return false;
-    return true;
-}
-
-// Decodes a payload, checking every count and index against what dlib's predictor dereferences.
-bool decode(const uint8_t *data, size_t size, dlib::shape_predictor &model, std::string &why) {
+// Decodes a payload that starts `kHeaderSize` bytes into a mapping; the leaves stay in the mapping.
+bool decode(const uint8_t *data, size_t size, RegressionModel &m, std::string &why) {
     Reader r{data, data + size};
-    auto &shape = field<initial_shape_tag>(model);
-    uint32_t n = r.count(4);
-    if (!r.ok || n == 0 || n % 2 != 0) { why = "bad initial shape"; return false; }
-    shape.set_size(n);
-    r.take(&shape(0), n * 4ull);
-    const uint32_t parts = n / 2;
-
-    auto &forests = field<forests_tag>(model);
-    uint32_t cascades = r.count(4);
-    forests.assign(cascades, {});
-    for (auto &forest : forests) {
-        uint32_t trees = r.count(8);
-        forest.resize(trees);
-        for (auto &tree : forest) {
-            uint32_t splits = r.count(12);
-            tree.splits.resize(splits);
-            for (auto &s : tree.splits) { s.idx1 = r.u32(); s.idx2 = r.u32(); s.thresh = r.f32(); }
-            uint32_t leaves = r.count(0);
-            uint32_t leaf_size = r.u32();
-            if (!r.ok || leaves != splits + 1 || (leaves & (leaves - 1)) != 0 || leaf_size != n ||
-                static_cast<size_t>(r.end - r.p) / (4ull * leaf_size) < leaves) {
-                why = "bad tree";
-                return false;
-            }
-            tree.leaf_values.resize(leaves);
-            for (auto &leaf : tree.leaf_values) {
-                leaf.set_size(leaf_size);
-                r.take(&leaf(0), leaf_size * 4ull);
-            }
-        }
-        if (!r.ok) { why = "truncated forests"; return false; }
+    m.dims = r.u32();
+    m.cascades = r.u32();
+    m.trees = r.u32();
+    m.leaves_per_tree = r.u32();
+    m.features = r.u32();
+    uint32_t zero = r.u32();
+    if (!r.ok || zero != 0 || m.dims == 0 || m.dims > 4096 || m.cascades == 0 || m.cascades > 1024 ||
+        m.trees == 0 || m.trees > 100000 || m.leaves_per_tree < 2 || m.leaves_per_tree > 65536 ||
+        (m.leaves_per_tree & (m.leaves_per_tree - 1)) != 0 || m.features == 0 || m.features > 65535) {
+        why = "bad sizes";
+        return false;
     }
-
-    auto &anchors = field<anchor_idx_tag>(model);
-    if (r.count(4) != cascades || !r.ok) { why = "anchor count differs from cascade count"; return false; }
-    anchors.assign(cascades, {});
-    for (auto &a : anchors) {
-        uint32_t k = r.count(4);
-        a.resize(k);
-        for (auto &i : a) {
-            i = r.u32();
-            if (i >= parts) { why = "anchor index out of range"; return false; }
-        }
+    m.depth = 0;
+    while ((1u << m.depth) < m.leaves_per_tree) m.depth++;
+    const uint64_t pixels = uint64_t(m.cascades) * m.features;
+    const uint64_t splits = uint64_t(m.cascades) * m.trees * (m.leaves_per_tree - 1);
+    const uint64_t leaves = uint64_t(m.cascades) * m.trees * m.leaves_per_tree * m.dims;
+    if (leaves > kMaxCount * uint64_t(64) || splits > kMaxCount) { why = "bad sizes"; return false; }
+    if (size < kCountsSize + uint64_t(m.dims) * 4 + pixels * 12 + splits * sizeof(Split) + leaves * 4) {
+        why = "truncated";
+        return false;
     }
-    auto &deltas = field<deltas_tag>(model);
-    if (r.count(8) != cascades || !r.ok) { why = "delta count differs from cascade count"; return false; }
-    deltas.assign(cascades, {});
-    for (size_t c = 0; c < cascades; c++) {
-        uint32_t k = r.count(8);
-        if (k != anchors[c].size()) { why = "delta count differs from anchor count"; return false; }
-        deltas[c].resize(k);
-        for (auto &v : deltas[c]) { v.x() = r.f32(); v.y() = r.f32(); }
-        // Every split reads feature pixels by index: they must exist.
-        for (const auto &tree : forests[c])
-            for (const auto &s : tree.splits)
-                if (s.idx1 >= k || s.idx2 >= k) { why = "split index out of range"; return false; }
-    }
+    m.initial_shape.resize(m.dims);
+    m.anchors.resize(pixels);
+    m.deltas.resize(pixels);
+    m.splits.resize(splits);
+    r.take(m.initial_shape.data(), size_t(m.dims) * 4);
+    r.take(m.anchors.data(), pixels * 4);
+    for (auto &d : m.deltas) { d.x() = r.f32(); d.y() = r.f32(); }
+    for (auto &s : m.splits) { r.take(&s.idx1, 2); r.take(&s.idx2, 2); s.thresh = r.f32(); }
     if (!r.ok) { why = "truncated"; return false; }
-    if (r.p != r.end) { why = "trailing bytes"; return false; }
-    return true;
+    const size_t offset = leaf_offset(m);
+    if (offset < size_t(r.p - data) || offset > size || size - offset != leaves * 4) {
+        why = size < offset + leaves * 4 ? "truncated" : "trailing bytes";
+        return false;
+    }
+    for (const uint8_t *pad = r.p; pad < data + offset; pad++)
+        if (*pad != 0) { why = "bad padding"; return false; }
+    m.leaves = reinterpret_cast<const float *>(data + offset);
+    why = m.validate();
+    return why.empty();
 }
 
-bool read_file(const char *path, std::vector<uint8_t> &bytes, std::string &why, int &err) {
+// Maps the whole cache file read-only. The mapping is private: a later rewrite of the cache goes to a new
+// file (rename), so the pages seen here never change under the predictor.
+bool map_file(const char *path, void *&base, size_t &size, std::string &why, int &err) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) { err = errno; why = std::string("cannot open: ") + std::strerror(errno); return false; }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { close(fd); err = EINVAL; why = "not a regular file"; return false; }
-    bytes.resize(static_cast<size_t>(st.st_size));
-    size_t done = 0;
-    while (done < bytes.size()) {
-        ssize_t k = read(fd, bytes.data() + done, bytes.size() - done);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) { err = k < 0 ? errno : EIO; close(fd); why = "read failed"; return false; }
-        done += static_cast<size_t>(k);
-    }
+    size = static_cast<size_t>(st.st_size);
+    if (size == 0) { close(fd); base = nullptr; return true; }
+    base = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    err = errno;
     close(fd);
+    if (base == MAP_FAILED) { base = nullptr; why = std::string("cannot map: ") + std::strerror(err); return false; }
     return true;
 }
 
@@ -277,52 +197,47 @@ wv_status wv_predictor_cache_load(const char *model_path, const char *cache_path
             write_message(message, message_len, why);
             return WV_MODEL_MISSING;
         }
-        std::vector<uint8_t> bytes;
+        void *base = nullptr;
+        size_t file_size = 0;
         int err = 0;
-        if (!read_file(cache_path, bytes, why, err)) {
+        if (!map_file(cache_path, base, file_size, why, err)) {
             write_message(message, message_len, "no cache (" + why + ")");
             return err == ENOENT ? WV_MODEL_MISSING : WV_MODEL_UNREADABLE;
         }
-        Reader h{bytes.data(), bytes.data() + bytes.size()};
+        // The predictor owns the mapping from here on (unmapped when it is destroyed).
+        auto predictor = new (std::nothrow) wv_predictor();
+        if (!predictor) {
+            if (base) munmap(base, file_size);
+            return WV_INTERNAL;
+        }
+        predictor->model.mapping = base;
+        predictor->model.mapping_size = file_size;
+        auto fail = [&](wv_status status, const std::string &text) {
+            delete predictor;
+            write_message(message, message_len, text);
+            return status;
+        };
+        const uint8_t *bytes = static_cast<const uint8_t *>(base);
+        Reader h{bytes, bytes + file_size};
         char magic[8];
         uint8_t digest[32], actual[32];
-        if (bytes.size() < kHeaderSize || !h.take(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) {
-            write_message(message, message_len, "not a winkd model cache");
-            return WV_MODEL_NOT_DLIB;
-        }
+        if (file_size < kHeaderSize || !h.take(magic, 8) || std::memcmp(magic, kMagic, 8) != 0)
+            return fail(WV_MODEL_NOT_DLIB, "not a winkd model cache");
         uint32_t version = h.u32(), bom = h.u32();
         uint64_t size = h.u64();
         int64_t mtime = static_cast<int64_t>(h.u64());
         uint64_t payload = h.u64();
         h.take(digest, 32);
-        if (version != kFormatVersion || bom != kByteOrderMark) {
-            write_message(message, message_len, "cache format version or byte order differs");
-            return WV_MODEL_NOT_DLIB;
-        }
-        if (size != source_size || mtime != source_mtime) {
-            write_message(message, message_len, "stale cache: the model file's size or modification time changed");
-            return WV_MODEL_NOT_DLIB;
-        }
-        if (payload != bytes.size() - kHeaderSize) {
-            write_message(message, message_len, "cache truncated or extended");
-            return WV_MODEL_NOT_DLIB;
-        }
-        if (!sha256(bytes.data() + kHeaderSize, payload, actual) || std::memcmp(actual, digest, 32) != 0) {
-            write_message(message, message_len, "cache checksum mismatch (SHA-256)");
-            return WV_MODEL_NOT_DLIB;
-        }
-        auto predictor = new (std::nothrow) wv_predictor();
-        if (!predictor) return WV_INTERNAL;
-        if (!decode(bytes.data() + kHeaderSize, payload, predictor->model, why)) {
-            delete predictor;
-            write_message(message, message_len, "corrupt cache: " + why);
-            return WV_MODEL_NOT_DLIB;
-        }
-        if (predictor->model.num_parts() != 68) {
-            delete predictor;
-            write_message(message, message_len, "cache is not of a 68-point model");
-            return WV_MODEL_WRONG_PARTS;
-        }
+        if (version != kFormatVersion || bom != kByteOrderMark)
+            return fail(WV_MODEL_NOT_DLIB, "cache format version or byte order differs");
+        if (size != source_size || mtime != source_mtime)
+            return fail(WV_MODEL_NOT_DLIB, "stale cache: the model file's size or modification time changed");
+        if (payload != file_size - kHeaderSize) return fail(WV_MODEL_NOT_DLIB, "cache truncated or extended");
+        if (!sha256(bytes + kHeaderSize, payload, actual) || std::memcmp(actual, digest, 32) != 0)
+            return fail(WV_MODEL_NOT_DLIB, "cache checksum mismatch (SHA-256)");
+        if (!decode(bytes + kHeaderSize, payload, predictor->model, why))
+            return fail(WV_MODEL_NOT_DLIB, "corrupt cache: " + why);
+        if (predictor->model.parts() != 68) return fail(WV_MODEL_WRONG_PARTS, "cache is not of a 68-point model");
         *out = predictor;
         return WV_OK;
     } catch (const std::exception &e) {
@@ -345,10 +260,6 @@ wv_status wv_predictor_cache_write(const wv_predictor *predictor, const char *mo
         if (!source_identity(model_path, source_size, source_mtime, why)) {
             write_message(message, message_len, why);
             return WV_MODEL_MISSING;
-        }
-        if (!encodable(predictor->model)) {
-            write_message(message, message_len, "model does not fit the cache layout");
-            return WV_BAD_ARGUMENT;
         }
         std::vector<uint8_t> payload = encode(predictor->model);
         uint8_t digest[32];
@@ -403,7 +314,7 @@ wv_status wv_predictor_cache_write(const wv_predictor *predictor, const char *mo
 int wv_predictor_identical(const wv_predictor *a, const wv_predictor *b) {
     if (!a || !b) return 0;
     try {
-        // The encoding is a complete, exact (bitwise for floats) image of the four members.
+        // The encoding is a complete, exact (bitwise for floats) image of the model.
         return encode(a->model) == encode(b->model) ? 1 : 0;
     } catch (...) {
         return 0;

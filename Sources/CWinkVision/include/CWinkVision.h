@@ -56,9 +56,19 @@ void wv_predictor_destroy(wv_predictor *predictor);
 /// Number of landmarks the model predicts (68 for the iBUG model).
 int wv_predictor_parts(const wv_predictor *predictor);
 
-/// Predicts the landmarks inside `box` (full-frame pixels). Writes 2 x parts floats `x0,y0,x1,y1,...`.
+/// Predicts the landmarks inside `box` (full-frame pixels). Writes 2 x parts floats `x0,y0,x1,y1,...`,
+/// whole pixels. Evaluates the model from flat arrays with dlib's arithmetic (Sources/CWinkVision/
+/// ShapeRegression.cpp): the same landmarks as dlib's shape_predictor in about half the time, with no
+/// heap allocation after the first call. WV_BAD_ARGUMENT for a box not over 1 px wide and high or not
+/// finite.
 wv_status wv_predict(wv_predictor *predictor, const uint8_t *gray, int width, int height, int stride,
                      wv_rect box, float *out_xy, int out_capacity);
+
+/// `wv_predict` through dlib's own dlib::shape_predictor::operator() on the same numbers, to check the
+/// flat evaluator against dlib. The first call builds dlib's copy of the model (about 70 MB more, kept
+/// until the predictor is destroyed): for tests and `winkctl bench`, not for the frame path.
+wv_status wv_predict_dlib(wv_predictor *predictor, const uint8_t *gray, int width, int height, int stride,
+                          wv_rect box, float *out_xy, int out_capacity);
 
 /// Resamples the grey frame into `out` (`out_width` x `out_height`, stride = out_width) through the affine
 /// map `m` (row-major 2x3) that takes OUTPUT pixel coordinates to FRAME pixel coordinates (bilinear,
