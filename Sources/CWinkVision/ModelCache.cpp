@@ -10,10 +10,10 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <string>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -97,7 +97,7 @@ bool source_identity(const char *model_path, uint64_t &size, int64_t &mtime_ns, 
 //   splits:        cascades x trees x (leaves - 1) x (u16 idx1, u16 idx2, f32 thresh)
 //   zero padding to a file offset that is a multiple of 64
 //   leaves:        cascades x trees x leaves x dims x f32
-// The leaves are used in place from a read-only mapping of the file.
+// The leaves are used in place in the block the file was read into.
 constexpr size_t kCountsSize = 6 * 4;
 constexpr size_t kLeafAlignment = 64;
 
@@ -119,7 +119,7 @@ std::vector<uint8_t> encode(const RegressionModel &m) {
     return std::move(w.bytes);
 }
 
-// Decodes a payload that starts `kHeaderSize` bytes into a mapping; the leaves stay in the mapping.
+// Decodes a payload that starts `kHeaderSize` bytes into a 64-byte aligned block; the leaves stay there.
 bool decode(const uint8_t *data, size_t size, RegressionModel &m, std::string &why) {
     Reader r{data, data + size};
     m.dims = r.u32();
@@ -165,19 +165,36 @@ bool decode(const uint8_t *data, size_t size, RegressionModel &m, std::string &w
     return why.empty();
 }
 
-// Maps the whole cache file read-only. The mapping is private: a later rewrite of the cache goes to a new
-// file (rename), so the pages seen here never change under the predictor.
-bool map_file(const char *path, void *&base, size_t &size, std::string &why, int &err) {
+// Reads the whole cache file into one 64-byte aligned block (the leaves are then used in place). Read,
+// not mapped: a mapped file that someone truncates or edits in place would change the model under a
+// running daemon or kill it with SIGBUS.
+bool read_file(const char *path, void *&base, size_t &size, std::string &why, int &err) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) { err = errno; why = std::string("cannot open: ") + std::strerror(errno); return false; }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { close(fd); err = EINVAL; why = "not a regular file"; return false; }
     size = static_cast<size_t>(st.st_size);
-    if (size == 0) { close(fd); base = nullptr; return true; }
-    base = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    err = errno;
+    base = nullptr;
+    if (posix_memalign(&base, 64, size > 0 ? size : 1) != 0) {
+        close(fd);
+        err = ENOMEM;
+        why = "out of memory";
+        return false;
+    }
+    size_t done = 0;
+    while (done < size) {
+        ssize_t k = read(fd, static_cast<uint8_t *>(base) + done, size - done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) { err = k < 0 ? errno : EIO; break; }
+        done += static_cast<size_t>(k);
+    }
     close(fd);
-    if (base == MAP_FAILED) { base = nullptr; why = std::string("cannot map: ") + std::strerror(err); return false; }
+    if (done < size) {  // shrank while being read
+        std::free(base);
+        base = nullptr;
+        why = "read failed";
+        return false;
+    }
     return true;
 }
 
@@ -200,18 +217,17 @@ wv_status wv_predictor_cache_load(const char *model_path, const char *cache_path
         void *base = nullptr;
         size_t file_size = 0;
         int err = 0;
-        if (!map_file(cache_path, base, file_size, why, err)) {
+        if (!read_file(cache_path, base, file_size, why, err)) {
             write_message(message, message_len, "no cache (" + why + ")");
             return err == ENOENT ? WV_MODEL_MISSING : WV_MODEL_UNREADABLE;
         }
-        // The predictor owns the mapping from here on (unmapped when it is destroyed).
+        // The predictor owns the block from here on (freed when it is destroyed).
         auto predictor = new (std::nothrow) wv_predictor();
         if (!predictor) {
-            if (base) munmap(base, file_size);
+            std::free(base);
             return WV_INTERNAL;
         }
-        predictor->model.mapping = base;
-        predictor->model.mapping_size = file_size;
+        predictor->model.storage = base;
         auto fail = [&](wv_status status, const std::string &text) {
             delete predictor;
             write_message(message, message_len, text);

@@ -50,11 +50,11 @@ struct RegressionModel {
     std::vector<uint32_t> anchors;
     std::vector<dlib::vector<float, 2>> deltas;
     std::vector<Split> splits;
-    /// The leaf increments: in `owned_leaves`, or in a read-only mapping of the cache file.
+    /// The leaf increments: in `owned_leaves`, or inside `storage` (the model cache file as read, freed
+    /// with the model).
     const float *leaves = nullptr;
     std::vector<float> owned_leaves;
-    void *mapping = nullptr;
-    size_t mapping_size = 0;
+    void *storage = nullptr;
 
     RegressionModel() = default;
     RegressionModel(const RegressionModel &) = delete;

@@ -10,9 +10,8 @@
 // (callers catch).
 #include "PredictorState.hpp"
 
-#include <sys/mman.h>
-
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace {
@@ -58,9 +57,7 @@ constexpr uint32_t kPrefetchDistance = 8;
 
 namespace winkvision {
 
-RegressionModel::~RegressionModel() {
-    if (mapping) munmap(mapping, mapping_size);
-}
+RegressionModel::~RegressionModel() { std::free(storage); }
 
 std::string RegressionModel::validate() const {
     if (dims == 0 || dims % 2 != 0) return "bad initial shape";
