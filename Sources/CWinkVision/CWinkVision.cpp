@@ -292,6 +292,17 @@ wv_status wv_predict_dlib(wv_predictor *predictor, const uint8_t *gray, int widt
     }
 }
 
+void wv_opencv_single_thread(void) {
+    static const bool done = [] {
+        try {
+            cv::setNumThreads(1);
+        } catch (...) {
+        }
+        return true;
+    }();
+    (void)done;
+}
+
 wv_status wv_warp_affine(const uint8_t *gray, int width, int height, int stride, const float *m,
                          uint8_t *out, int out_width, int out_height) {
     if (!valid_image(gray, width, height, stride) || !m || !out || out_width <= 0 || out_height <= 0)

@@ -62,8 +62,13 @@ public final class EventServer: @unchecked Sendable {
     public let options: Options
 
     /// Called on the server thread with the new number of connected clients after each connect and
-    /// disconnect. Set before `start()`.
-    public var onClientCountChange: (@Sendable (Int) -> Void)?
+    /// disconnect. May be set at any time from any thread; a handler set after `start()` should read
+    /// `clientCount` once, since earlier changes were reported to the handler before it.
+    public var onClientCountChange: (@Sendable (Int) -> Void)? {
+        get { lock.withLock { countHandler } }
+        set { lock.withLock { countHandler = newValue } }
+    }
+    private var countHandler: (@Sendable (Int) -> Void)?
 
     private let log: LogHandler?
     private let listenFD: Int32

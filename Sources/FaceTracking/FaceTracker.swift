@@ -42,12 +42,14 @@ public struct TrackerSettings: Sendable, Equatable, Codable {
 /// Without a tracked face, HOG detection runs on the shrunk frame (and periodically an upscaled small-face
 /// search). With one, the predictor's box comes from the last frame's landmarks (shaped like the last
 /// detector box, which is what dlib's predictor was trained on), and HOG detection runs only in a region
-/// around the face, scaled so the face is about 100 px: every `verifyInterval` frames, or at once when the
-/// face's 24x24 grey patch stops correlating with the last detected one (`trackingSimilarity`). A face
+/// around the face, scaled so the face is about 100 px: every `verifyInterval` frames (deferred until the
+/// frame's lines are out: `completeFrame`), or at once when the face's 24x24 grey patch stops correlating
+/// with the last detected one (`trackingSimilarity`). A face
 /// that fails detection for more than `maximumMisses` frames, or that no longer looks like itself
 /// (`minimumSimilarity`), is lost.
 ///
-/// Not thread-safe: one tracker per processing thread.
+/// Not thread-safe: one tracker per processing thread. Creating one switches OpenCV's own worker pool off
+/// for the process (`wv_opencv_single_thread`).
 public final class FaceTracker {
     public var settings: TrackerSettings
     private let detector: FaceDetector
@@ -75,16 +77,25 @@ public final class FaceTracker {
     /// Where the last `process` call spent its time, for the benchmark.
     public private(set) var timings = StageTimings()
     private let clock = SystemClock()
+    /// A routine region check deferred to `completeFrame`: the face and box the frame was tracked with
+    /// (its upright crop stays in `crop` until the next `process`).
+    private struct PendingCheck {
+        var face: TrackedFace
+        var box: PixelRect
+    }
+    private var pending: PendingCheck?
 
     /// - Parameter predictor: a loaded 68-point model (see `ShapePredictor(path:)`).
     public init(predictor: ShapePredictor, settings: TrackerSettings = TrackerSettings()) {
         self.predictor = predictor
         self.settings = settings
         detector = FaceDetector()
+        wv_opencv_single_thread()
     }
 
     /// Forgets the tracked face (for a new source).
     public func reset() {
+        pending = nil
         tracked = nil
         misses = 0
         framesWithoutFace = 0
@@ -94,6 +105,7 @@ public final class FaceTracker {
     /// - Throws: `FaceTrackingError.internal` if dlib fails.
     public func process(_ buffer: PixelBuffer) throws -> FaceObservation? {
         timings = StageTimings()
+        try completeFrame()  // the last frame's deferred region check, if the caller did not run it
         guard let state = tracked else {
             guard let found = try search(buffer) else {
                 framesWithoutFace += 1
@@ -107,27 +119,80 @@ public final class FaceTracker {
         warp(buffer, around: state)
         let predicted = state.cropBox
         framesSinceDetection += 1
-        var confirmNow = framesSinceDetection >= max(1, settings.verifyInterval)
-        var compared = false
-        if !confirmNow {
-            // Between detections, detect only if the face no longer looks like the one last detected.
-            compare(predicted)
-            compared = true
-            confirmNow = lastSimilarity < settings.trackingSimilarity
+        // Detect at once if the face no longer looks like the one last detected (a cut, the face covered
+        // or leaving); otherwise only every `verifyInterval` frames, after the frame's lines are out.
+        compare(predicted)
+        let looksDifferent = lastSimilarity < settings.trackingSimilarity
+        guard looksDifferent else {
+            let observation = try observe(buffer, face: state, box: predicted, detected: false)
+            if framesSinceDetection >= max(1, settings.verifyInterval) {
+                pending = PendingCheck(face: state, box: predicted)
+            }
+            return observation
         }
-        guard confirmNow else { return try observe(buffer, face: state, box: predicted, detected: false) }
         if let found = try verifyInCrop(predicted) {
             misses = 0
             return try observe(buffer, face: state, box: found, detected: true)
         }
         misses += 1
-        if !compared { compare(predicted) }  // the crop has not changed since a comparison this frame
         if misses > settings.maximumMisses || lastSimilarity < settings.minimumSimilarity {
             tracked = nil
             misses = 0
             return nil
         }
         return try observe(buffer, face: state, box: predicted, detected: false)
+    }
+
+    /// Runs the region check deferred by the last `process` call, if any: on that frame's upright crop,
+    /// HOG detection around the tracked box. A face found there re-anchors tracking for the next frame
+    /// (landmarks predicted again in the detector's box, and the next box shaped from them, as if the
+    /// check had not been deferred); none found counts as a miss, and a miss too many or a face that
+    /// no longer looks like itself ends tracking (the next frame searches the whole frame). The daemon
+    /// calls this after publishing a frame's lines; `process` calls it first if nobody did, so the results
+    /// are the same either way. Adds its detector time to `timings.detection`.
+    /// - Throws: `FaceTrackingError.internal` if dlib fails.
+    public func completeFrame() throws {
+        guard let check = pending else { return }
+        pending = nil
+        if let found = try verifyInCrop(check.box) {
+            misses = 0
+            // Landmarks from the detector's box, as an undeferred check would have tracked on from.
+            let t0 = clock.nanoseconds()
+            let inCrop = try predictor.landmarks(in: crop, box: found)
+            timings.landmarks += Double(clock.nanoseconds() - t0) / 1e9
+            learn(box: found, inCrop: inCrop)
+            advance(face: check.face, inCrop: inCrop)
+            return
+        }
+        misses += 1
+        compare(check.box)
+        if misses > settings.maximumMisses || lastSimilarity < settings.minimumSimilarity {
+            tracked = nil
+            misses = 0
+        }
+    }
+
+    /// Remembers how the detector's `box` sits on the landmarks and what the face looks like there.
+    private func learn(box: PixelRect, inCrop: Landmarks) {
+        framesSinceDetection = 0
+        template.sample(crop, box: box)
+        let extent = inCrop.boundingBox(.face)
+        if extent.width > 1 && extent.height > 1 {
+            anchor = SIMD4((box.x - extent.x) / extent.width, (box.y - extent.y) / extent.height,
+                           box.width / extent.width, box.height / extent.height)
+        }
+    }
+
+    /// The next frame's tracked face: the detector-shaped box around these crop landmarks, rolled by the
+    /// eye line.
+    private func advance(face: TrackedFace, inCrop: Landmarks) {
+        let extent = inCrop.boundingBox(.face)
+        let next = PixelRect(x: extent.x + anchor[0] * extent.width, y: extent.y + anchor[1] * extent.height,
+                             width: anchor[2] * extent.width, height: anchor[3] * extent.height)
+        let eyeLine = inCrop[45] - inCrop[36]
+        let scale = face.scale
+        tracked = TrackedFace(center: face.toFrame(next.center), width: next.width / scale,
+                              height: next.height / scale, roll: face.roll + atan2(eyeLine.y, eyeLine.x))
     }
 
     /// Correlates the crop's patch at `box` with the last detected face into `lastSimilarity`.
@@ -165,23 +230,11 @@ public final class FaceTracker {
             timings.landmarks += Double(t1 - t0) / 1e9
             timings.measures += Double(clock.nanoseconds() - t1) / 1e9
         }
-        let extent = inCrop.boundingBox(.face)
-        if detected {
-            framesSinceDetection = 0
-            template.sample(crop, box: box)
-            if extent.width > 1 && extent.height > 1 {
-                anchor = SIMD4((box.x - extent.x) / extent.width, (box.y - extent.y) / extent.height,
-                               box.width / extent.width, box.height / extent.height)
-            }
-        }
+        if detected { learn(box: box, inCrop: inCrop) }
         var landmarks = inCrop
         for i in 0..<Landmarks.count { landmarks[i] = face.toFrame(inCrop[i]) }
-        let next = PixelRect(x: extent.x + anchor[0] * extent.width, y: extent.y + anchor[1] * extent.height,
-                             width: anchor[2] * extent.width, height: anchor[3] * extent.height)
-        let eyeLine = inCrop[45] - inCrop[36]
+        advance(face: face, inCrop: inCrop)
         let scale = face.scale
-        tracked = TrackedFace(center: face.toFrame(next.center), width: next.width / scale,
-                              height: next.height / scale, roll: face.roll + atan2(eyeLine.y, eyeLine.x))
         let frameBox = PixelRect(x: face.toFrame(box.center).x - box.width / scale / 2,
                                  y: face.toFrame(box.center).y - box.height / scale / 2,
                                  width: box.width / scale, height: box.height / scale)

@@ -137,8 +137,9 @@ public final class Daemon: @unchecked Sendable {
         if options.mirroredFlag { configuration.mirrored = true }
         self.configuration = configuration
         cameraSettings = configuration.camera
-        // Listen first, so clients can connect at once (they are greeted when `run` starts); the model and
-        // the source are checked next, and a failure there removes the socket again.
+        // Listen first, so clients can connect at once and are greeted at once; the model and the source are
+        // checked next (clients wait for frames meanwhile), and a failure there says bye to them and
+        // removes the socket again.
         let names = [EventName.faceFound, EventName.faceLost] + configuration.analyzers.map(\.event)
         let serverOptions = EventServer.Options(mode: configuration.socketMode,
                                                 maximumClients: configuration.maximumClients)
@@ -154,6 +155,8 @@ public final class Daemon: @unchecked Sendable {
             server = try EventServer(path: options.socketPath, eventNames: names, options: serverOptions, log: serverLog)
         }
         self.server = server
+        // Greet clients at once (hello, subscribe) while the model loads; frames wait for `run`.
+        server.start()
         do {
             // Through the verified binary cache (about 7x faster than dlib's loader; see Models/README.md).
             let predictor = try predictor ?? ShapePredictor(path: options.modelPath, cache: ModelCache.standard())
@@ -179,6 +182,10 @@ public final class Daemon: @unchecked Sendable {
             wake.unlock()
             observer?.daemonClientsChanged(count: n)
         }
+        // Clients that connected while the model loaded were counted before the handler existed.
+        wake.lock()
+        clients = server.clientCount
+        wake.unlock()
     }
 
     /// A device source that exists must be a V4L2 character device (major number 81, the kernel's
@@ -609,8 +616,14 @@ public final class Daemon: @unchecked Sendable {
 
     // MARK: Per frame (processing thread)
 
-    /// Tracks, publishes coefficients and events, and writes the overlaid frame when configured.
+    /// Tracks, publishes coefficients and events, and writes the overlaid frame when configured; then
+    /// runs the tracker's deferred region check, once the frame's lines are out.
     private func process(_ buffer: PixelBuffer, info: FrameInfo, still: Bool = false) throws {
+        try processAndPublish(buffer, info: info, still: still)
+        try pipeline.tracker.completeFrame()
+    }
+
+    private func processAndPublish(_ buffer: PixelBuffer, info: FrameInfo, still: Bool) throws {
         lastInfo = info
         let face = try pipeline.process(buffer, info: info, still: still)
         if let line = pipeline.coefficientsLine(info: info) { server.publish(coefficients: line) }

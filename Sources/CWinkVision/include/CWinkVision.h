@@ -106,6 +106,12 @@ typedef struct wv_face_measure {
 wv_status wv_measure_face(const uint8_t *gray, int width, int height, int stride, const float *xy,
                           wv_face_measure *out);
 
+/// Switches OpenCV's internal worker pool off for the whole process (cv::setNumThreads(1)): winkd's
+/// frames are small, it overlaps capture and processing on its own threads, and the pool's workers cost
+/// CPU on the other core while idle-spinning between calls (seen as libtbb and sched_yield in perf).
+/// Thread-safe; idempotent.
+void wv_opencv_single_thread(void);
+
 /// Head pose from 68 landmarks by OpenCV `solvePnP` (iterative) against a generic 3D face, with a pinhole
 /// camera of focal length = image width and the principal point at the image centre.
 /// Writes yaw, pitch, roll in degrees (see WinkCore.HeadPose for signs).

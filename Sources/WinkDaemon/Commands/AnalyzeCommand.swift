@@ -71,6 +71,8 @@ enum AnalyzeCommand {
 struct CommonOptions {
     var configuration: Configuration
     var modelPath: String
+    /// `--config FILE` as given (nil without it).
+    var configPath: String?
 
     init(configuration: Configuration, modelPath: String) {
         self.configuration = configuration
@@ -82,6 +84,7 @@ struct CommonOptions {
         let model = try args.option("--model")
         let mirrored = args.flag("--mirrored")
         let profile = try args.option("--profile")
+        self.configPath = configPath
         configuration = try configPath.map { try Configuration.load(path: $0) } ?? Configuration()
         if mirrored { configuration.mirrored = true }
         // A profile on the command line replaces the configuration's; relative to the working directory.

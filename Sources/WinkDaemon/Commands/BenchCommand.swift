@@ -12,11 +12,14 @@ import WinkCore
 /// stdout: the model load (seconds, from the cache or the file), frames/s for decode+process and for
 /// process only (tracking + expressions + socket), mean and p99 ms per stage, detector calls per 100
 /// frames, peak RSS (getrusage `ru_maxrss`, KiB on Linux), and lines delivered to the clients.
-/// `--reference BIN` then runs `BIN FILE --repeat N` (../shared/tools/dlib_ref.cpp) and prints the ratio
-/// of its fps_total to ours. Debug builds print a warning banner: their figures mean nothing.
+/// `--reference BIN` runs `BIN FILE --repeat N` (../shared/tools/dlib_ref.cpp) after each of `--rounds R`
+/// runs of ours and prints both ratios (ours over its `fps_total`, decode+process, and over its
+/// `fps_process`, process only), then their medians over the rounds: alternating keeps a busy machine's
+/// drift out of the comparison. `--daemon WINKD` measures the daemon process instead (see
+/// `runDaemon`). Debug builds print a warning banner: their figures mean nothing.
 enum BenchCommand {
     static let command = WinkctlMain.Command(
-        synopsis: "bench FILE [--repeat N] [--clients N] [--reference BIN] [--model FILE] [--model-cache DIR|--no-model-cache] [--config FILE]",
+        synopsis: "bench FILE [--repeat N] [--rounds N] [--clients N] [--reference BIN] [--daemon WINKD [--seconds S]] [--model FILE] [--model-cache DIR|--no-model-cache] [--config FILE]",
         run: run)
 
     /// Per-stage samples (milliseconds per frame).
@@ -39,6 +42,12 @@ enum BenchCommand {
             // Before the run, not after minutes of benchmarking.
             throw UsageError("bench: --reference \(reference): not an executable file (build it: see ../shared/tools/README.md)")
         }
+        let rounds = try args.number("--rounds", in: 1...50) ?? 1
+        let daemon = try args.option("--daemon")
+        let seconds = try args.number("--seconds", in: 1...3600) ?? 20
+        if let daemon, !FileManager.default.isExecutableFile(atPath: daemon) {
+            throw UsageError("bench: --daemon \(daemon): not an executable file (swift build -c release; .build/release/winkd)")
+        }
         let cacheDirectory = try args.option("--model-cache")
         let noCache = args.flag("--no-model-cache")
         guard let file = args.positional() else { throw UsageError("bench: which file? usage: winkctl \(command.synopsis)") }
@@ -49,17 +58,63 @@ enum BenchCommand {
         FileHandle.standardError.write(Data("\(banner)\n!! DEBUG BUILD: these figures are meaningless. Use swift build -c release.\n\(banner)\n".utf8))
         #endif
 
+        if let daemon {
+            let report = try runDaemon(daemon, file: file, clients: clientCount, seconds: Double(seconds),
+                                       config: options.configPath, model: options.modelPath)
+            print("bench \(file) through \(daemon), paced in real time, looped:")
+            print(format(report, clients: clientCount, seconds: Double(seconds)), terminator: "")
+            return .ok
+        }
+
         let cache = noCache ? nil : cacheDirectory.map(ModelCache.init(directory:)) ?? ModelCache.standard()
         let loadStart = SystemClock().nanoseconds()
         let (predictor, outcome) = try ShapePredictor.load(path: options.modelPath, cache: cache)
         let loadSeconds = Double(SystemClock().nanoseconds() - loadStart) / 1e9
         let pipeline = FramePipeline(configuration: options.configuration, predictor: predictor)
+        print(String(format: "model load: %.3f s (%@)", loadSeconds, describe(outcome)))
 
+        // Rounds: ours then the reference's, one after the other, so both meet the same machine load.
+        var ratios: [(total: Double, process: Double)] = []
+        for round in 1...rounds {
+            let run = try measure(pipeline: pipeline, file: file, repeats: repeats, clients: clientCount,
+                                  eventNames: [EventName.faceFound, EventName.faceLost] + options.configuration.analyzers.map(\.event))
+            if rounds > 1 { print("round \(round):") }
+            print(run.text, terminator: "")
+            if let reference {
+                let ref = try runReference(reference, file: file, repeats: repeats, modelPath: options.modelPath)
+                print("reference: \(ref.line)")
+                if let refTotal = ref.fpsTotal, let refProcess = ref.fpsProcess {
+                    ratios.append((run.fpsTotal / refTotal, run.fpsProcess / refProcess))
+                    print(String(format: "ratio winkd/dlib_ref: decode+process %.2f, process only %.2f",
+                                 run.fpsTotal / refTotal, run.fpsProcess / refProcess))
+                }
+            }
+        }
+        if ratios.count > 1 {
+            func median(_ values: [Double]) -> Double {
+                let v = values.sorted()
+                return v.count % 2 == 1 ? v[v.count / 2] : (v[v.count / 2 - 1] + v[v.count / 2]) / 2
+            }
+            print(String(format: "median ratio over %d rounds: decode+process %.2f (%.2f-%.2f), process only %.2f (%.2f-%.2f)",
+                         ratios.count, median(ratios.map(\.total)), ratios.map(\.total).min()!, ratios.map(\.total).max()!,
+                         median(ratios.map(\.process)), ratios.map(\.process).min()!, ratios.map(\.process).max()!))
+        }
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        print(String(format: "peak RSS: %.1f MB", Double(usage.ru_maxrss) / 1024))
+        return .ok
+    }
+
+    /// One timed run of `repeats` passes over `file` through `pipeline`, publishing to `clients` readers.
+    struct Run { var text: String; var fpsTotal: Double; var fpsProcess: Double }
+
+    static func measure(pipeline: FramePipeline, file: String, repeats: Int, clients clientCount: Int,
+                        eventNames: [String]) throws -> Run {
         // The fan-out: an in-process server on a temporary socket with N reading clients.
         var template = Array("/tmp/winkbench-XXXXXX".utf8CString)
         let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try EventServer(path: directory + "/events.sock", eventNames: [EventName.faceFound, EventName.faceLost] + options.configuration.analyzers.map(\.event),
+        let server = try EventServer(path: directory + "/events.sock", eventNames: eventNames,
                                      options: EventServer.Options(maximumClients: 64, queueCapacity: 4096))
         server.start()
         let readers = try (0..<clientCount).map { _ in try Reader(path: directory + "/events.sock") }
@@ -90,8 +145,10 @@ enum BenchCommand {
                     lines += 1
                 }
                 let t4 = clock.nanoseconds()
+                try pipeline.tracker.completeFrame()  // as the daemon does once the lines are out
+                let t5 = clock.nanoseconds()
                 stages.decode.add(Double(t1 - t0) / 1e6)
-                stages.tracking.add(Double(t2 - t1) / 1e6)
+                stages.tracking.add(Double(t2 - t1 + t5 - t4) / 1e6)
                 let split = pipeline.tracker.timings
                 stages.detection.add(split.detection * 1e3)
                 stages.landmarks.add(split.landmarks * 1e3)
@@ -105,15 +162,12 @@ enum BenchCommand {
         server.stop(reason: "bench finished")
         let delivered = readers.map { $0.finish() }
 
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
         let processMs = stages.tracking.total + stages.expressions.total + stages.socket.total
         let totalMs = processMs + stages.decode.total
         let fpsTotal = Double(frames) / (totalMs / 1000)
-        let out = BenchReport(file: file, frames: frames, repeats: repeats, clients: clientCount)
-        var text = out.header
-        text += String(format: "model load: %.3f s (%@)\n", loadSeconds, describe(outcome))
-        text += String(format: "fps: decode+process %.1f, process only %.1f\n", fpsTotal, Double(frames) / (processMs / 1000))
+        let fpsProcess = Double(frames) / (processMs / 1000)
+        var text = BenchReport(file: file, frames: frames, repeats: repeats, clients: clientCount).header
+        text += String(format: "fps: decode+process %.1f, process only %.1f\n", fpsTotal, fpsProcess)
         text += "stage            mean ms   p99 ms\n"
         for (name, var s) in [("decode", stages.decode), ("tracking", stages.tracking), ("  detection", stages.detection),
                               ("  landmarks", stages.landmarks), ("  eye/pose", stages.measures),
@@ -122,18 +176,8 @@ enum BenchCommand {
                 + String(format: " %9.3f %8.3f\n", s.mean, s.percentile(99))
         }
         text += String(format: "detections per 100 frames: %.1f\n", Double(detections) * 100 / Double(max(1, frames)))
-        text += String(format: "peak RSS: %.1f MB\n", Double(usage.ru_maxrss) / 1024)
         text += "lines published: \(lines); received per client: \(delivered.map(String.init).joined(separator: ","))\n"
-        print(text, terminator: "")
-
-        if let reference {
-            let ref = try runReference(reference, file: file, repeats: repeats, modelPath: options.modelPath)
-            print("reference: \(ref.line)")
-            if let refFps = ref.fpsTotal {
-                print(String(format: "ratio winkd/dlib_ref (decode+process fps): %.2f", fpsTotal / refFps))
-            }
-        }
-        return .ok
+        return Run(text: text, fpsTotal: fpsTotal, fpsProcess: fpsProcess)
     }
 
     static func describe(_ outcome: ModelCache.Outcome?) -> String {
@@ -145,8 +189,9 @@ enum BenchCommand {
         }
     }
 
-    /// Runs the reference binary and returns its output line and its `fps_total=` figure.
-    static func runReference(_ binary: String, file: String, repeats: Int, modelPath: String) throws -> (line: String, fpsTotal: Double?) {
+    /// Runs the reference binary and returns its output line and its `fps_total=` and `fps_process=` figures.
+    static func runReference(_ binary: String, file: String, repeats: Int, modelPath: String) throws
+        -> (line: String, fpsTotal: Double?, fpsProcess: Double?) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = [file, "--repeat", String(repeats), "--model", modelPath]
@@ -161,8 +206,10 @@ enum BenchCommand {
         guard process.terminationStatus == 0, !line.isEmpty else {
             throw BenchError(description: "\(binary): the reference exited \(process.terminationStatus) without a result line")
         }
-        let fps = line.split(separator: " ").first { $0.hasPrefix("fps_total=") }.flatMap { Double($0.dropFirst(10)) }
-        return (line, fps)
+        func value(_ key: String) -> Double? {
+            line.split(separator: " ").first { $0.hasPrefix(key + "=") }.flatMap { Double($0.dropFirst(key.count + 1)) }
+        }
+        return (line, value("fps_total"), value("fps_process"))
     }
 
     /// A client that reads every line on its own thread until the connection ends, counting them.
