@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// `winkctl evaluate` and `winkctl bench` as a user runs them.
@@ -39,5 +42,52 @@ struct EvaluateAndBenchTests {
         #if DEBUG
         #expect(r.stderr.contains("DEBUG BUILD"))
         #endif
+    }
+
+    /// Rounds alternate ours and the reference's; both ratios come from the reference's own figures.
+    @Test func benchRoundsQuoteBothRatiosAndTheirMedian() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // A stand-in reference that reports 1 frame/s both ways, so each ratio equals our own fps.
+        let reference = dir.appendingPathComponent("ref.sh")
+        try "#!/bin/sh\necho frames=72 fps_total=1.0 fps_process=1.0\n".write(to: reference, atomically: true, encoding: .utf8)
+        chmod(reference.path, 0o755)
+        let r = try Binaries.run("winkctl", ["bench", Binaries.fixture("video/single_face.mp4"), "--repeat", "1",
+                                             "--rounds", "3", "--reference", reference.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let fps = r.stdoutLines.filter { $0.hasPrefix("fps: ") }
+        let ratios = r.stdoutLines.filter { $0.hasPrefix("ratio winkd/dlib_ref: ") }
+        #expect(fps.count == 3 && ratios.count == 3 && r.stdoutLines.filter { $0.hasPrefix("round ") }.count == 3)
+        // "fps: decode+process A, process only B" (1 decimal) -> "ratio ...: ... A, ... B" (2 decimals).
+        for (f, q) in zip(fps, ratios) {
+            let numbers = f.split(whereSeparator: { !"0123456789.".contains($0) }).compactMap { Double($0) }
+            let quoted = q.split(whereSeparator: { !"0123456789.".contains($0) }).compactMap { Double($0) }
+            #expect(numbers.count == 2 && quoted.count == 2, "\(f) / \(q)")
+            if numbers.count == 2 && quoted.count == 2 {
+                #expect(abs(numbers[0] - quoted[0]) <= 0.051 && abs(numbers[1] - quoted[1]) <= 0.051, "\(f) / \(q)")
+            }
+        }
+        #expect(r.stdout.contains("median ratio over 3 rounds: decode+process"), "\(r.stdout)")
+    }
+
+    /// `--daemon`: winkd itself on the clip paced in real time, measured from outside.
+    @Test func benchMeasuresTheDaemonAsItsClientsSeeIt() throws {
+        let r = try Binaries.run("winkctl", ["bench", Binaries.fixture("video/single_face.mp4"), "--daemon",
+                                             Binaries.directory.appendingPathComponent("winkd").path,
+                                             "--clients", "3", "--seconds", "2"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let text = r.stdout
+        #expect(text.contains("daemon start-up: socket accepting") && text.contains("first frame line"), "\(text)")
+        #expect(text.contains("daemon CPU: ") && text.contains("peak RSS (VmHWM)"), "\(text)")
+        // 2 s at 30 frames/s: about 60 coefficient lines per client, each with a latency.
+        let latency = try #require(r.stdoutLines.first { $0.hasPrefix("daemon latency") })
+        let lines = latency.split(separator: " ").first { $0.hasPrefix("lines=") }.flatMap { Int($0.dropFirst(6)) } ?? 0
+        #expect(lines >= 3 * 45 && lines <= 3 * 75, "\(latency)")
+        let perClient = try #require(r.stdoutLines.first { $0.hasPrefix("daemon lines per client") })
+        #expect(!perClient.hasSuffix(" 0...0"), "\(perClient)")
+        let missing = try Binaries.run("winkctl", ["bench", Binaries.fixture("video/single_face.mp4"),
+                                                   "--daemon", "/nonexistent/winkd"])
+        #expect(missing.status == 64 && missing.stderrLines.count == 1, "\(missing.stderr)")
     }
 }

@@ -55,3 +55,31 @@ struct FaceTrackerTests {
         #expect(try FaceTracker(predictor: Self.predictor).process(try frame("images/dogs.jpg")) == nil)
     }
 }
+
+/// The routine region check is deferred until the frame's lines are out (`completeFrame`); whether the
+/// caller runs it right after `process` (the daemon) or leaves it to the next `process` (analyze), the
+/// tracked faces must be the same.
+@Suite(.serialized)
+struct DeferredCheckTests {
+    @Test func completingFramesEarlyOrLateTracksTheSameFaces() throws {
+        let predictor = FaceTrackerTests.predictor
+        let early = FaceTracker(predictor: predictor), late = FaceTracker(predictor: predictor)
+        let source = try openMediaFile(path: FaceTrackerTests.fixtures.appendingPathComponent("video/noface_face.mov").path)
+        let buffer = PixelBuffer()
+        var frames = 0, faces = 0
+        while try source.read(into: buffer) != nil {
+            let a = try early.process(buffer)
+            try early.completeFrame()
+            let b = try late.process(buffer)
+            #expect((a == nil) == (b == nil), "frame \(frames)")
+            if let a, let b {
+                faces += 1
+                #expect((0..<Landmarks.count).allSatisfy { a.landmarks[$0] == b.landmarks[$0] }, "frame \(frames)")
+            }
+            frames += 1
+        }
+        try early.completeFrame()
+        #expect(faces > 40)
+        #expect(early.detections == late.detections)
+    }
+}

@@ -5,6 +5,27 @@ import WinkCore
 @testable import WinkDaemon
 
 struct BenchStatsTests {
+    @Test func daemonBenchReadsTheCaptureStampWithoutDecodingJSON() {
+        let scan = BenchCommand.LatencyReader.captureNanoseconds(in:)
+        #expect(scan(#"{"type":"coefficients","t_mono_ns":123456789012,"frame":3}"#) == 123_456_789_012)
+        #expect(scan(#"{"event":"blink","frame":30,"t_mono_ns":7,"time":1}"#) == 7)
+        #expect(scan(#"{"type":"status","state":"source_opened"}"#) == nil)
+        #expect(scan(#"{"t_mono_ns":"x"}"#) == nil)
+        #expect(scan("") == nil)
+        #expect(scan(#""t_mono_ns":"#) == nil)
+        // What the server writes for a line, read back the same as through JSONDecoder.
+        let line = #"{"event":"smile","frame":23,"phase":"began","t_mono_ns":18446744073709551615,"time":0.767}"#
+        #expect(scan(line) == LatencyRecorder.captureNanoseconds(in: line))
+        #expect(scan(#"{"t_mono_ns":18446744073709551616}"#) == nil)  // one past UInt64.max
+    }
+
+    @Test func processorSecondsReadsUtimeAndStimeAfterTheCommandName() throws {
+        let own = try BenchCommand.processorSeconds(pid: getpid())
+        #expect(own > 0 && own < 100_000)
+        let memory = try BenchCommand.memoryMB(pid: getpid())
+        #expect(memory.peak >= memory.current && memory.current > 1)
+    }
+
     @Test func meanPercentilesAndMaximumByNearestRank() {
         var stats = SampleStats()
         for v in [5.0, 1, 4, 2, 3, 10, 6, 7, 9, 8] { stats.add(v) }

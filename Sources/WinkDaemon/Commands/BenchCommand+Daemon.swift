@@ -190,8 +190,11 @@ extension BenchCommand {
                 while i + key.count < bytes.count {
                     if bytes[i] == key[0] && Array(bytes[i..<(i + key.count)]) == key {
                         var j = i + key.count, value: UInt64 = 0, digits = 0
-                        while j < bytes.count, bytes[j] >= 48, bytes[j] <= 57, digits < 19 {
-                            value = value * 10 + UInt64(bytes[j] - 48)
+                        while j < bytes.count, bytes[j] >= 48, bytes[j] <= 57 {
+                            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+                            let (sum, o2) = times10.addingReportingOverflow(UInt64(bytes[j] - 48))
+                            if o1 || o2 { return nil }
+                            value = sum
                             j += 1
                             digits += 1
                         }
