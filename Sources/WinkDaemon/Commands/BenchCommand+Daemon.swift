@@ -29,8 +29,7 @@ extension BenchCommand {
 
     static func runDaemon(_ winkd: String, file: String, clients: Int, seconds: Double, config: String?,
                           model: String?) throws -> DaemonReport {
-        var template = Array("/tmp/winkbench-XXXXXX".utf8CString)
-        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let socket = directory + "/events.sock"
         let process = Process()

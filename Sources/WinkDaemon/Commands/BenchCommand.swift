@@ -111,8 +111,7 @@ enum BenchCommand {
     static func measure(pipeline: FramePipeline, file: String, repeats: Int, clients clientCount: Int,
                         eventNames: [String]) throws -> Run {
         // The fan-out: an in-process server on a temporary socket with N reading clients.
-        var template = Array("/tmp/winkbench-XXXXXX".utf8CString)
-        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try EventServer(path: directory + "/events.sock", eventNames: eventNames,
                                      options: EventServer.Options(maximumClients: 64, queueCapacity: 4096))
@@ -178,6 +177,16 @@ enum BenchCommand {
         text += String(format: "detections per 100 frames: %.1f\n", Double(detections) * 100 / Double(max(1, frames)))
         text += "lines published: \(lines); received per client: \(delivered.map(String.init).joined(separator: ","))\n"
         return Run(text: text, fpsTotal: fpsTotal, fpsProcess: fpsProcess)
+    }
+
+    /// A fresh private directory for a bench socket (mkdtemp(3) under /tmp); the caller removes it.
+    /// - Throws: `BenchError` (70) when /tmp refuses it.
+    static func temporaryDirectory() throws -> String {
+        var template = Array("/tmp/winkbench-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw BenchError(description: "cannot create a directory in /tmp: \(String(cString: strerror(errno)))")
+        }
+        return String(cString: made)
     }
 
     static func describe(_ outcome: ModelCache.Outcome?) -> String {
