@@ -17,9 +17,15 @@ let cxxOptimise: [CXXSetting] = [
     .define("DLIB_DISABLE_ASSERTS"),
     .define("DLIB_NO_GUI_SUPPORT"),
 ]
+/// OpenCV's image-processing libraries. Its file codecs (opencv_imgcodecs, opencv_videoio) are linked only
+/// into the WinkCodecs plugin: they pull in ~240 shared libraries (GDAL, GDCM, poppler, GStreamer...) worth
+/// about 55 MB of resident memory, which winkd does not need to serve a camera or a recording.
 let openCV: [LinkerSetting] = [
-    .linkedLibrary("opencv_core"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_imgcodecs"),
-    .linkedLibrary("opencv_videoio"), .linkedLibrary("opencv_calib3d"),
+    .linkedLibrary("opencv_core"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_calib3d"),
+]
+/// FFmpeg, for reading recordings (CWinkMedia).
+let ffmpeg: [LinkerSetting] = [
+    .linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil"),
 ]
 
 let package = Package(
@@ -28,6 +34,8 @@ let package = Package(
     products: [
         .executable(name: "winkd", targets: ["winkd"]),
         .executable(name: "winkctl", targets: ["winkctl"]),
+        // Loaded at run time (dlopen) by CWinkCodecsLoader, from beside the executable or ../lib/winkd/.
+        .library(name: "WinkCodecs", type: .dynamic, targets: ["CWinkCodecs"]),
     ],
     targets: [
         // MARK: C and C++ behind plain C headers
@@ -36,8 +44,19 @@ let package = Package(
             linkerSettings: [.linkedLibrary("dlib"), .linkedLibrary("lapack"), .linkedLibrary("blas"),
                              .linkedLibrary("m"), .linkedLibrary("stdc++"),
                              .linkedLibrary("crypto")] + openCV),
-        .target(name: "CWinkMedia", cxxSettings: cxxOptimise, linkerSettings: openCV + [.linkedLibrary("stdc++")]),
-        .target(name: "CWinkOverlay", cxxSettings: cxxOptimise, linkerSettings: openCV + [.linkedLibrary("stdc++")]),
+        .target(name: "CWinkCodecsLoader", linkerSettings: [.linkedLibrary("dl")]),
+        // The plugin: nothing links it; it is built as the WinkCodecs product and opened with dlopen.
+        .target(name: "CWinkCodecs", dependencies: ["CWinkCodecsLoader"], cxxSettings: cxxOptimise,
+                linkerSettings: [.linkedLibrary("opencv_core"), .linkedLibrary("opencv_imgcodecs"),
+                                 .linkedLibrary("opencv_videoio"), .linkedLibrary("stdc++")]),
+        .target(name: "CWinkMedia", dependencies: ["CWinkCodecsLoader"], cxxSettings: cxxOptimise,
+                linkerSettings: openCV + ffmpeg + [.linkedLibrary("stdc++")]),
+        // Tests only: OpenCV's VideoCapture, the yardstick for CWinkMedia's FFmpeg decoding.
+        .target(name: "CVideoCaptureReference", cxxSettings: cxxOptimise,
+                linkerSettings: [.linkedLibrary("opencv_core"), .linkedLibrary("opencv_imgproc"),
+                                 .linkedLibrary("opencv_videoio"), .linkedLibrary("stdc++")]),
+        .target(name: "CWinkOverlay", dependencies: ["CWinkCodecsLoader"], cxxSettings: cxxOptimise,
+                linkerSettings: openCV + [.linkedLibrary("stdc++")]),
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("v4l2")]),
         .target(name: "CWinkSocket", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "CEvdev", cSettings: [.unsafeFlags(["-I/usr/include/libevdev-1.0"])],
@@ -63,7 +82,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "WinkCoreTests", dependencies: ["WinkCore"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "CVideoCaptureReference"]),
         .testTarget(name: "FaceTrackingTests", dependencies: ["FaceTracking", "Capture"]),
         .testTarget(name: "ExpressionsTests", dependencies: ["Expressions"]),
         .testTarget(name: "EventServerTests", dependencies: ["EventServer"]),

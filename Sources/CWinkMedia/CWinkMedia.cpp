@@ -1,10 +1,23 @@
 // CWinkMedia: see include/CWinkMedia.h. No exception leaves this file.
 #include "CWinkMedia.h"
 
+#include "WinkCodecs.h"
+
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgcodecs.hpp>  // IMREAD_COLOR only; imread is in the WinkCodecs plugin
 #include <opencv2/imgproc.hpp>
-#include <opencv2/videoio.hpp>
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/display.h>
+#include <libavutil/imgutils.h>
+#include <libswscale/swscale.h>
+}
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
 
 #include <cerrno>
 #include <cstdlib>
@@ -14,19 +27,118 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/// One open recording: FFmpeg's demuxer and decoder, and the conversion to BGR24, set up as OpenCV 4.6's
+/// FFmpeg backend does (cap_ffmpeg_impl.hpp): the first video stream, one decoder thread per CPU,
+/// best-effort timestamps, bicubic swscale into a 32-byte aligned BGR24 frame, display-matrix rotation.
 struct wm_video {
-    cv::VideoCapture capture;
-    cv::Mat frame;       // decoder output (BGR), reused
-    bool pending = false;  // `frame` holds the first frame, read by wm_video_open
+    AVFormatContext *format = nullptr;
+    AVCodecContext *codec = nullptr;
+    AVPacket *packet = nullptr;
+    AVFrame *frame = nullptr;      // decoder output, reused
+    AVFrame *converted = nullptr;  // BGR24, reused
+    SwsContext *sws = nullptr;
+    int stream = -1;
+    bool draining = false;         // the demuxer is at its end; the decoder is being flushed
+    bool finished = false;
+    int rotation = 0;              // clockwise degrees applied to each frame: 0, 90, 180 or 270
+    cv::Mat view;                  // header over `converted`
+    cv::Mat rotated;               // scratch for a rotated frame
+    bool pending = false;          // `converted` holds the first frame, decoded by wm_video_open
     double pending_ms = 0;
-    int width = 0, height = 0;
+    int64_t last_pts = AV_NOPTS_VALUE;
+    int64_t frames = 0;
+    int width = 0, height = 0;     // after rotation
     double fps = 0;
+
+    ~wm_video() {
+        sws_freeContext(sws);
+        av_frame_free(&converted);
+        av_frame_free(&frame);
+        av_packet_free(&packet);
+        avcodec_free_context(&codec);
+        avformat_close_input(&format);
+    }
+
+    /// Decodes the next frame into `converted` (BGR24, source orientation) and its time in ms.
+    /// Returns WM_END after the last frame; decoder errors skip the damaged packet, as OpenCV does.
+    wm_status next(double *time_ms) {
+        for (int attempts = 0; attempts < 4096 && !finished;) {
+            int r = avcodec_receive_frame(codec, frame);
+            if (r == 0) return convert(time_ms);
+            if (r == AVERROR_EOF) {
+                finished = true;
+                break;
+            }
+            if (r != AVERROR(EAGAIN)) {
+                attempts++;
+                continue;
+            }
+            if (draining) {
+                finished = true;
+                break;
+            }
+            r = av_read_frame(format, packet);
+            if (r < 0) {  // end of file or a read error: flush what the decoder holds
+                draining = true;
+                avcodec_send_packet(codec, nullptr);
+                continue;
+            }
+            if (packet->stream_index == stream && avcodec_send_packet(codec, packet) < 0) attempts++;
+            av_packet_unref(packet);
+        }
+        return WM_END;
+    }
+
+    wm_status convert(double *time_ms) {
+        AVStream *st = format->streams[stream];
+        int64_t pts = frame->best_effort_timestamp != AV_NOPTS_VALUE ? frame->best_effort_timestamp : frame->pkt_dts;
+        double ms;
+        if (pts != AV_NOPTS_VALUE) {
+            int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+            ms = static_cast<double>(pts - start) * av_q2d(st->time_base) * 1000.0;
+        } else {  // no timestamp at all (a raw elementary stream): the nominal rate
+            ms = fps > 0 ? static_cast<double>(frames) * 1000.0 / fps : 0;
+        }
+        frames++;
+        if (time_ms) *time_ms = ms;
+        const int w = frame->width, h = frame->height;
+        if (w <= 0 || h <= 0) return WM_END;
+        if (converted->width != w || converted->height != h) {
+            av_frame_unref(converted);
+            converted->format = AV_PIX_FMT_BGR24;
+            converted->width = w;
+            converted->height = h;
+            if (av_frame_get_buffer(converted, 32) != 0) return WM_INTERNAL;
+        }
+        sws = sws_getCachedContext(sws, w, h, static_cast<AVPixelFormat>(frame->format), w, h, AV_PIX_FMT_BGR24,
+                                   SWS_BICUBIC, nullptr, nullptr, nullptr);
+        if (!sws) return WM_INTERNAL;
+        sws_scale(sws, frame->data, frame->linesize, 0, h, converted->data, converted->linesize);
+        av_frame_unref(frame);
+        return WM_OK;
+    }
+
+    /// The converted frame as a cv::Mat in display orientation (no copy unless rotated).
+    const cv::Mat &upright() {
+        view = cv::Mat(converted->height, converted->width, CV_8UC3, converted->data[0],
+                       static_cast<size_t>(converted->linesize[0]));
+        if (rotation == 0) return view;
+        cv::rotate(view, rotated, rotation == 90 ? cv::ROTATE_90_CLOCKWISE
+                                  : rotation == 180 ? cv::ROTATE_180 : cv::ROTATE_90_COUNTERCLOCKWISE);
+        return rotated;
+    }
 };
 
 namespace {
 
 void write_message(char *message, size_t len, const std::string &text) {
     if (message && len) std::snprintf(message, len, "%s", text.c_str());
+}
+
+std::string av_error(int code) {
+    char text[AV_ERROR_MAX_STRING_SIZE] = "";
+    av_strerror(code, text, sizeof text);
+    return text;
 }
 
 // Checks that `path` names a readable regular file; otherwise says why.
@@ -84,28 +196,68 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
     *out = nullptr;
     wm_status st = check_file(path, message, message_len);
     if (st != WM_OK) return st;
-    // FFmpeg logs decoder complaints to stderr on its own; winkd reports one line itself. OpenCV reads this
-    // variable when its FFmpeg backend first starts (-8 = AV_LOG_QUIET); a value set by the user wins.
-    static const bool quiet = (setenv("OPENCV_FFMPEG_LOGLEVEL", "-8", 0), true);
+    // FFmpeg logs decoder complaints to stderr on its own; winkd reports one line itself.
+    static const bool quiet = (av_log_set_level(AV_LOG_QUIET), true);
     (void)quiet;
     try {
-        auto v = new wm_video();
-        if (!v->capture.open(path, cv::CAP_FFMPEG) || !v->capture.read(v->frame) || v->frame.empty()) {
-            delete v;
-            write_message(message, message_len, "not a video OpenCV can decode");
+        std::unique_ptr<wm_video> v(new wm_video());
+        int r = avformat_open_input(&v->format, path, nullptr, nullptr);
+        if (r < 0) {
+            write_message(message, message_len, "not a video FFmpeg can read (" + av_error(r) + ")");
             return WM_NOT_MEDIA;
         }
-        if (v->frame.depth() != CV_8U) {
-            delete v;
-            write_message(message, message_len, "unsupported pixel depth (only 8-bit video)");
+        if ((r = avformat_find_stream_info(v->format, nullptr)) < 0) {
+            write_message(message, message_len, "cannot read its streams (" + av_error(r) + ")");
             return WM_NOT_MEDIA;
+        }
+        for (unsigned i = 0; i < v->format->nb_streams; i++) {
+            if (v->format->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO) {
+                v->stream = static_cast<int>(i);
+                break;
+            }
+        }
+        if (v->stream < 0) {
+            write_message(message, message_len, "no video stream in it");
+            return WM_NOT_MEDIA;
+        }
+        AVStream *stream = v->format->streams[v->stream];
+        const AVCodec *decoder = avcodec_find_decoder(stream->codecpar->codec_id);
+        if (!decoder) {
+            write_message(message, message_len, std::string("no decoder for its ") +
+                                                    avcodec_get_name(stream->codecpar->codec_id) + " video");
+            return WM_NOT_MEDIA;
+        }
+        v->codec = avcodec_alloc_context3(decoder);
+        v->packet = av_packet_alloc();
+        v->frame = av_frame_alloc();
+        v->converted = av_frame_alloc();
+        if (!v->codec || !v->packet || !v->frame || !v->converted) return WM_INTERNAL;
+        if ((r = avcodec_parameters_to_context(v->codec, stream->codecpar)) < 0) return WM_INTERNAL;
+        v->codec->thread_count = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+        if ((r = avcodec_open2(v->codec, decoder, nullptr)) < 0) {
+            write_message(message, message_len, std::string("cannot open its ") + decoder->name + " decoder (" +
+                                                    av_error(r) + ")");
+            return WM_NOT_MEDIA;
+        }
+        double fps = av_q2d(stream->avg_frame_rate);
+        if (!(fps > 0)) fps = av_q2d(stream->r_frame_rate);
+        v->fps = fps;
+        if (const uint8_t *matrix = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, nullptr)) {
+            // av_display_rotation_get gives the counter-clockwise angle; OpenCV rounds its negation.
+            int angle = -static_cast<int>(std::lround(av_display_rotation_get(reinterpret_cast<const int32_t *>(matrix))));
+            angle = ((angle % 360) + 360) % 360;
+            v->rotation = angle == 90 || angle == 180 || angle == 270 ? angle : 0;
+        }
+        st = v->next(&v->pending_ms);
+        if (st != WM_OK) {
+            write_message(message, message_len, "cannot decode its first frame");
+            return st == WM_END ? WM_NOT_MEDIA : st;
         }
         v->pending = true;
-        v->pending_ms = v->capture.get(cv::CAP_PROP_POS_MSEC);
-        v->width = v->frame.cols;
-        v->height = v->frame.rows;
-        v->fps = v->capture.get(cv::CAP_PROP_FPS);
-        *out = v;
+        const cv::Mat &first = v->upright();
+        v->width = first.cols;
+        v->height = first.rows;
+        *out = v.release();
         return WM_OK;
     } catch (const std::exception &e) {
         write_message(message, message_len, std::string("cannot decode: ") + e.what());
@@ -131,43 +283,54 @@ wm_status wm_video_read(wm_video *video, uint8_t *gray, uint8_t *bgr, double *ti
             video->pending = false;
             if (time_ms) *time_ms = video->pending_ms;
         } else {
-            if (!video->capture.read(video->frame) || video->frame.empty()) return WM_END;
-            if (time_ms) *time_ms = video->capture.get(cv::CAP_PROP_POS_MSEC);
+            wm_status st = video->next(time_ms);
+            if (st != WM_OK) return st;
         }
-        if (video->frame.cols != video->width || video->frame.rows != video->height) return WM_END;
-        deliver(video->frame, gray, bgr);
+        const cv::Mat &frame = video->upright();
+        if (frame.cols != video->width || frame.rows != video->height) return WM_END;
+        deliver(frame, gray, bgr);
         return WM_OK;
     } catch (...) {
         return WM_INTERNAL;
     }
+}
+
+/// cv::imread(path, IMREAD_COLOR) through the WinkCodecs plugin (see WinkCodecs.h for why a plugin).
+static wm_status read_still(const char *path, cv::Mat &image, char *message, size_t message_len) {
+    char why[640] = "";
+    const wink_codecs_api *codecs = wink_codecs_load(why, sizeof why);
+    if (!codecs) {
+        write_message(message, message_len, why);
+        return WM_INTERNAL;
+    }
+    switch (codecs->imread(path, cv::IMREAD_COLOR, &image, why, sizeof why)) {
+    case WINK_CODECS_OK: return WM_OK;
+    case WINK_CODECS_FAILED:
+        write_message(message, message_len, "not an image OpenCV can decode");
+        return WM_NOT_MEDIA;
+    case WINK_CODECS_ERROR: break;
+    }
+    write_message(message, message_len, std::string("cannot decode: ") + why);
+    return WM_NOT_MEDIA;
 }
 
 wm_status wm_image_probe(const char *path, int *width, int *height, char *message, size_t message_len) {
     if (!path || !width || !height) return WM_BAD_ARGUMENT;
     wm_status st = check_file(path, message, message_len);
     if (st != WM_OK) return st;
-    try {
-        cv::Mat img = cv::imread(path, cv::IMREAD_COLOR);
-        if (img.empty()) {
-            write_message(message, message_len, "not an image OpenCV can decode");
-            return WM_NOT_MEDIA;
-        }
-        *width = img.cols;
-        *height = img.rows;
-        return WM_OK;
-    } catch (const std::exception &e) {
-        write_message(message, message_len, std::string("cannot decode: ") + e.what());
-        return WM_NOT_MEDIA;
-    } catch (...) {
-        return WM_INTERNAL;
-    }
+    cv::Mat img;
+    if ((st = read_still(path, img, message, message_len)) != WM_OK) return st;
+    *width = img.cols;
+    *height = img.rows;
+    return WM_OK;
 }
 
 wm_status wm_image_read(const char *path, int width, int height, uint8_t *gray, uint8_t *bgr) {
     if (!path || !gray) return WM_BAD_ARGUMENT;
     try {
-        cv::Mat img = cv::imread(path, cv::IMREAD_COLOR);
-        if (img.empty()) return WM_NOT_MEDIA;
+        cv::Mat img;
+        wm_status st = read_still(path, img, nullptr, 0);
+        if (st != WM_OK) return st;
         if (img.cols != width || img.rows != height) return WM_BAD_ARGUMENT;
         deliver(img, gray, bgr);
         return WM_OK;

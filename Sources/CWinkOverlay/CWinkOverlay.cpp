@@ -10,9 +10,10 @@
 #include <sys/stat.h>
 
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgcodecs.hpp>  // flag constants only; the codecs are in the WinkCodecs plugin
 #include <opencv2/imgproc.hpp>
-#include <opencv2/videoio.hpp>
+
+#include "WinkCodecs.h"
 
 struct wo_image {
     cv::Mat rgba;  // CV_8UC4, continuous
@@ -26,12 +27,19 @@ struct wo_layer {
 };
 
 struct wo_video_writer {
-    cv::VideoWriter writer;
+    const wink_codecs_api *codecs;
+    void *writer;  // cv::VideoWriter, owned by the plugin
     int width;
     int height;
 };
 
 namespace {
+
+/// A FourCC code as V4L2 and FFmpeg spell it: the four characters, first in the lowest byte
+/// (the value of cv::VideoWriter::fourcc, which lives in libopencv_videoio).
+constexpr int fourCC(char a, char b, char c, char d) {
+    return (a & 255) | ((b & 255) << 8) | ((c & 255) << 16) | ((d & 255) << 24);
+}
 
 void say(char *message, size_t length, const std::string &text) {
     if (message != nullptr && length > 0) std::snprintf(message, length, "%s", text.c_str());
@@ -135,10 +143,21 @@ wo_status wo_png_decode(const char *path, wo_image **out, char *message, size_t 
         say(message, message_len, framing);
         return WO_NOT_DECODABLE;
     }
+    char why[640] = "";
+    const wink_codecs_api *codecs = wink_codecs_load(why, sizeof why);
+    if (codecs == nullptr) {
+        say(message, message_len, why);
+        return WO_INTERNAL;
+    }
     try {
-        cv::Mat decoded = cv::imread(path, cv::IMREAD_UNCHANGED);
-        if (decoded.empty()) {
+        cv::Mat decoded;
+        switch (codecs->imread(path, cv::IMREAD_UNCHANGED, &decoded, why, sizeof why)) {
+        case WINK_CODECS_OK: break;
+        case WINK_CODECS_FAILED:
             say(message, message_len, "corrupt or truncated PNG (the decoder gave up)");
+            return WO_NOT_DECODABLE;
+        case WINK_CODECS_ERROR:
+            say(message, message_len, std::string("decoder failed: ") + why);
             return WO_NOT_DECODABLE;
         }
         // NOTES.md: 16-bit PNGs come back as CV_16UC*, grey+alpha and palette+tRNS as 4-channel 8-bit,
@@ -298,13 +317,24 @@ wo_status wo_image_write(const char *path, const uint8_t *bgr, int width, int he
         say(message, message_len, "unsupported image extension '." + ext + "' (use .png, .jpg or .jpeg)");
         return WO_BAD_ARGUMENT;
     }
+    char why[640] = "";
+    const wink_codecs_api *codecs = wink_codecs_load(why, sizeof why);
+    if (codecs == nullptr) {
+        say(message, message_len, why);
+        return WO_INTERNAL;
+    }
     try {
         cv::Mat frame(height, width, CV_8UC3, const_cast<uint8_t *>(bgr), static_cast<size_t>(stride));
-        if (!cv::imwrite(path, frame, params)) {
+        switch (codecs->imwrite(path, &frame, params.data(), static_cast<int>(params.size()), why, sizeof why)) {
+        case WINK_CODECS_OK: return WO_OK;
+        case WINK_CODECS_FAILED:
             say(message, message_len, "cannot write the image file");
             return WO_UNREADABLE;
+        case WINK_CODECS_ERROR:
+            say(message, message_len, std::string("cannot write the image file: ") + why);
+            return WO_UNREADABLE;
         }
-        return WO_OK;
+        return WO_INTERNAL;
     } catch (const std::exception &e) {
         say(message, message_len, std::string("cannot write the image file: ") + e.what());
         return WO_UNREADABLE;
@@ -318,23 +348,26 @@ wo_status wo_video_writer_open(const char *path, int width, int height, double f
     const std::string ext = lowercaseExtension(path);
     int fourcc;
     if (ext == "mp4" || ext == "m4v" || ext == "mov") {
-        fourcc = cv::VideoWriter::fourcc('m', 'p', '4', 'v');
+        fourcc = fourCC('m', 'p', '4', 'v');
     } else if (ext == "avi" || ext == "mkv") {
-        fourcc = cv::VideoWriter::fourcc('M', 'J', 'P', 'G');
+        fourcc = fourCC('M', 'J', 'P', 'G');
     } else {
         say(message, message_len, "unsupported video extension '." + ext + "' (use .mp4, .m4v, .mov, .avi or .mkv)");
         return WO_BAD_ARGUMENT;
     }
+    char why[640] = "";
+    const wink_codecs_api *codecs = wink_codecs_load(why, sizeof why);
+    if (codecs == nullptr) {
+        say(message, message_len, why);
+        return WO_INTERNAL;
+    }
     try {
-        auto w = new wo_video_writer();
-        w->width = width;
-        w->height = height;
-        if (!w->writer.open(path, cv::CAP_FFMPEG, fourcc, fps, cv::Size(width, height), true)) {
-            delete w;
-            say(message, message_len, "cannot open a video writer for this file");
+        void *writer = codecs->video_writer_open(path, fourcc, fps, width, height, why, sizeof why);
+        if (writer == nullptr) {
+            say(message, message_len, why);
             return WO_UNREADABLE;
         }
-        *out = w;
+        *out = new wo_video_writer{codecs, writer, width, height};
         return WO_OK;
     } catch (const std::exception &e) {
         say(message, message_len, std::string("cannot open a video writer: ") + e.what());
@@ -346,8 +379,7 @@ wo_status wo_video_writer_write(wo_video_writer *writer, const uint8_t *bgr, int
     if (writer == nullptr || bgr == nullptr || stride < 3 * writer->width) return WO_BAD_ARGUMENT;
     try {
         cv::Mat frame(writer->height, writer->width, CV_8UC3, const_cast<uint8_t *>(bgr), static_cast<size_t>(stride));
-        writer->writer.write(frame);
-        return WO_OK;
+        return writer->codecs->video_writer_write(writer->writer, &frame) == WINK_CODECS_OK ? WO_OK : WO_INTERNAL;
     } catch (...) {
         return WO_INTERNAL;
     }
@@ -355,10 +387,7 @@ wo_status wo_video_writer_write(wo_video_writer *writer, const uint8_t *bgr, int
 
 void wo_video_writer_close(wo_video_writer *writer) {
     if (writer == nullptr) return;
-    try {
-        writer->writer.release();
-    } catch (...) {
-    }
+    writer->codecs->video_writer_close(writer->writer);
     delete writer;
 }
 

@@ -1,11 +1,11 @@
 import CWinkMedia
 import WinkCore
 
-/// A recorded video read through OpenCV's `VideoCapture` (FFmpeg backend), any container and codec
-/// FFmpeg decodes.
+/// A recorded video decoded with FFmpeg (CWinkMedia, set up as OpenCV's `VideoCapture` FFmpeg backend: the
+/// same BGR frames), any container and codec FFmpeg decodes, display rotation applied.
 ///
-/// Frame times come from the container (`CAP_PROP_POS_MSEC`), so variable-frame-rate files keep their
-/// real timing; `time` is relative to the first frame. `monotonicNanoseconds` is read from `clock` when
+/// Frame times come from the container (each frame's presentation timestamp), so variable-frame-rate files
+/// keep their real timing; `time` is relative to the first frame, in seconds. `monotonicNanoseconds` is read from `clock` when
 /// the frame is decoded (the daemon's pacer overrides it with the release time). Not thread-safe.
 public final class VideoFileSource: FrameSource {
     public let name: String
@@ -78,7 +78,8 @@ public final class VideoFileSource: FrameSource {
     }
 }
 
-/// A still image (any format OpenCV's `imread` decodes) delivered as a single frame at time 0.
+/// A still image (any format OpenCV's `imread` decodes, through the WinkCodecs plugin loaded on first
+/// use) delivered as a single frame at time 0.
 public final class StillImageSource: FrameSource {
     public let name: String
     public let isLive = false
@@ -88,7 +89,8 @@ public final class StillImageSource: FrameSource {
     private var delivered = false
     private let clock: any MonotonicClock
 
-    /// - Throws: `CaptureError` `.missing`/`.unreadable` (exit 66) or `.notMedia` (exit 65).
+    /// - Throws: `CaptureError` `.missing`/`.unreadable` (exit 66), `.notMedia` (exit 65), or `.internal`
+    ///   (exit 70) when the WinkCodecs plugin cannot be loaded (the message names where it was looked for).
     public init(path: String, clock: any MonotonicClock = SystemClock()) throws {
         name = path
         self.clock = clock

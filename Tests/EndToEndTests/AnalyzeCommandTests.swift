@@ -39,6 +39,20 @@ struct AnalyzeCommandTests {
         #expect(directory.status == 66 && directory.stderrLines.count == 1)
     }
 
+    /// Stills go through OpenCV's imread in the WinkCodecs plugin, loaded on first use; recordings do not.
+    @Test func aMissingCodecPluginIsNamedAndOnlyStillsNeedIt() throws {
+        let environment = ["WINK_CODECS_PLUGIN": "/nonexistent/libWinkCodecs.so"]
+        let photo = Binaries.fixture("images/dogs.jpg")
+        let still = try Binaries.run("winkctl", ["analyze", photo], environment: environment)
+        #expect(still.status == 70)
+        #expect(still.stderrLines == ["winkctl: \(photo): OpenCV codec plugin not loaded: /nonexistent/libWinkCodecs.so missing"])
+        let video = try Binaries.run("winkctl", ["analyze", Binaries.fixture("video/single_face.mp4")],
+                                     environment: environment)
+        #expect(video.status == 0, "\(video.stderr)")
+        let found = try Binaries.run("winkctl", ["analyze", photo])
+        #expect(found.status == 0, "the plugin beside winkctl is found: \(found.stderr)")
+    }
+
     @Test func usageErrorsExit64() throws {
         #expect(try Binaries.run("winkctl", ["analyze"]).status == 64)
         #expect(try Binaries.run("winkctl", ["analyze", "x.mp4", "--frobnicate"]).status == 64)

@@ -48,6 +48,26 @@ struct DaemonTests {
         #expect(!FileManager.default.fileExists(atPath: socket), "the socket file is removed at exit")
     }
 
+    /// Issue 5 (peak RSS): OpenCV's file codecs drag in ~240 libraries (GDAL, poppler, GStreamer...);
+    /// winkd serving a recording must map none of them, only FFmpeg's decoders.
+    @Test func servingARecordingLoadsNoImageCodecLibraries() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let socket = dir.appendingPathComponent("events.sock").path
+        let (daemon, _) = try startDaemon(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
+                                           "--pace", "realtime", "--loop"])
+        defer { daemon.terminate(); daemon.waitUntilExit() }
+        try waitForSocket(socket)
+        let client = try Binaries.run("winkctl", ["events", "--socket", socket, "--count", "2"])
+        #expect(client.status == 0, "\(client.stderr)")
+        // /proc files report size 0: read to the end rather than by the file's size.
+        let handle = try #require(FileHandle(forReadingAtPath: "/proc/\(daemon.processIdentifier)/maps"))
+        let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        #expect(maps.contains("libavcodec"), "recordings are decoded with FFmpeg")
+        for library in ["libopencv_imgcodecs", "libopencv_videoio", "libgdal", "libWinkCodecs"] {
+            #expect(!maps.contains(library), "winkd mapped \(library)")
+        }
+    }
+
     @Test func subscribedClientGetsOnlyItsEvents() throws {
         let dir = try Binaries.temporaryDirectory()
         let socket = dir.appendingPathComponent("events.sock").path

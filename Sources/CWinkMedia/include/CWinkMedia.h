@@ -1,5 +1,7 @@
-// CWinkMedia: recorded video and still images through OpenCV (VideoCapture with the FFmpeg backend,
-// imread), decoded straight into caller-owned planes.
+// CWinkMedia: recorded video through FFmpeg (libavformat, libavcodec, libswscale, set up as OpenCV 4.6's
+// FFmpeg backend sets them up, so the frames and timestamps are VideoCapture's) and still images through
+// OpenCV's imread in the WinkCodecs plugin (loaded on first use, see WinkCodecs.h), decoded straight into
+// caller-owned planes.
 //
 // Planes: grey is `width` x `height` bytes (stride = width); BGR is `width` x `height` x 3 bytes
 // (stride = 3 x width); origin top-left. No C++ exception crosses this header.
@@ -26,19 +28,23 @@ typedef enum wm_status {
 
 typedef struct wm_video wm_video;
 
-/// Opens a recorded video with OpenCV's FFmpeg backend and reads its first frame to prove it decodes.
+/// Opens a recorded video (the first video stream of any container and codec FFmpeg reads) and decodes its
+/// first frame to prove it decodes. Frames come upright: a display-matrix rotation of 90, 180 or 270
+/// degrees is applied, as VideoCapture's CAP_PROP_ORIENTATION_AUTO does.
 /// On failure, a one-line reason (without the path) goes into `message`.
 wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t message_len);
 void wm_video_close(wm_video *video);
 /// Frame size in pixels and the container's nominal frame rate (0 if unknown).
 void wm_video_info(const wm_video *video, int *width, int *height, double *fps);
 
-/// Decodes the next frame. Writes its presentation time in milliseconds (CAP_PROP_POS_MSEC, the
-/// container's timestamp) into `*time_ms`. `gray` receives width x height bytes; `bgr`, if not NULL,
+/// Decodes the next frame. Writes its presentation time in milliseconds into `*time_ms`: the frame's
+/// best-effort timestamp less the stream's start time (VideoCapture's CAP_PROP_POS_MSEC), or the frame
+/// count over the nominal rate for a stream without timestamps. Damaged packets are skipped. `gray` receives width x height bytes; `bgr`, if not NULL,
 /// width x height x 3. Returns WM_END after the last frame.
 wm_status wm_video_read(wm_video *video, uint8_t *gray, uint8_t *bgr, double *time_ms);
 
-/// Reads the size of a still image (any format imread decodes). On failure `message` says why.
+/// Reads the size of a still image (any format imread decodes). On failure `message` says why; WM_INTERNAL
+/// when the WinkCodecs plugin cannot be loaded.
 wm_status wm_image_probe(const char *path, int *width, int *height, char *message, size_t message_len);
 /// Decodes a still image into grey (and BGR if not NULL) planes of the size wm_image_probe gave.
 wm_status wm_image_read(const char *path, int width, int height, uint8_t *gray, uint8_t *bgr);

@@ -1,0 +1,110 @@
+import CVideoCaptureReference
+import CWinkMedia
+import Capture
+import Foundation
+import Testing
+import WinkCore
+
+/// CWinkMedia decodes recordings with FFmpeg directly (OpenCV's videoio would bring ~55 MB of codec
+/// libraries into winkd); these tests hold it to what OpenCV's VideoCapture gives for the same files.
+struct VideoFileSourceTests {
+    static let videos = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures/video")
+
+    static let names = ["single_face.mp4", "single_face_wink_left.mp4", "single_face_wink_right.mp4",
+                        "no_face.mp4", "noface_face.mov", "face_noface.mov"]
+
+    @Test(arguments: names)
+    func framesAndTimestampsAreVideoCapturesOwn(name: String) throws {
+        let path = Self.videos.appendingPathComponent(name).path
+        var ours: OpaquePointer?
+        var message = [CChar](repeating: 0, count: 256)
+        try #require(wm_video_open(path, &ours, &message, message.count) == WM_OK, "\(String(cString: message))")
+        defer { wm_video_close(ours) }
+        let reference = try #require(vcr_open(path))
+        defer { vcr_close(reference) }
+        var w: Int32 = 0, h: Int32 = 0, fps: Double = 0
+        wm_video_info(ours, &w, &h, &fps)
+        #expect(w > 0 && h > 0 && fps > 0)
+        let n = Int(w) * Int(h)
+        var a = [UInt8](repeating: 0, count: n), b = [UInt8](repeating: 0, count: n)
+        var frames = 0, differingFrames = 0, worstTimeError = 0.0, lastTime = -1.0, drained = 0
+        while true {
+            var msA = 0.0, msB = 0.0
+            let sa = wm_video_read(ours, &a, nil, &msA)
+            let sb = vcr_read(reference, &b, w, h, &msB)
+            #expect(sb != -1, "VideoCapture frame \(frames) has another size")
+            #expect((sa == WM_OK) == (sb == 1), "\(name): one decoder ended at frame \(frames), the other did not")
+            guard sa == WM_OK, sb == 1 else { break }
+            if a != b { differingFrames += 1 }
+            // VideoCapture reports 0 for the frames flushed out of the decoder at the end of the file
+            // (its picture_pts is reset); ours keep their own timestamps, which only need to go on rising.
+            // It also puts the first frame of the HEVC .mov files 17 and 28 ms before zero (a decoding
+            // time, not the presentation time, which is the stream's start: 0 here).
+            if frames > 0 && msB == 0 {
+                drained += 1
+            } else if frames == 0 && msB < 0 {
+                #expect(msA == 0 && msB > -50, "\(name): first frame at \(msA) ms, VideoCapture \(msB) ms")
+            } else {
+                worstTimeError = max(worstTimeError, abs(msA - msB))
+            }
+            #expect(msA > lastTime, "\(name): frame \(frames) at \(msA) ms after \(lastTime) ms")
+            lastTime = msA
+            frames += 1
+        }
+        #expect(frames > 20 && drained < 8)
+        #expect(differingFrames == 0, "\(name): \(differingFrames) of \(frames) frames differ from VideoCapture's")
+        #expect(worstTimeError < 1e-6, "\(name): timestamps differ by up to \(worstTimeError) ms")
+    }
+
+    @Test func variableFrameRateKeepsContainerTimes() throws {
+        // noface_face.mov: a 24 fps title then 30 fps face (NOTES.md); the steps between frames show both.
+        let source = try VideoFileSource(path: Self.videos.appendingPathComponent("noface_face.mov").path)
+        let buffer = PixelBuffer()
+        var times: [Double] = []
+        while let info = try source.read(into: buffer) { times.append(info.time) }
+        let steps = Set(zip(times.dropFirst(), times).map { (($0 - $1) * 1000).rounded() })
+        #expect(times.first == 0)
+        #expect(steps.contains(42) && steps.contains(33), "steps in ms: \(steps.sorted())")
+    }
+
+    @Test func badFilesAreRefusedWithAReason() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-video-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let text = dir.appendingPathComponent("notes.mp4")
+        try Data("this is not a video\n".utf8).write(to: text)
+        let empty = dir.appendingPathComponent("empty.mp4")
+        try Data().write(to: empty)
+        let cases: [(String, CaptureError.Code, String)] = [
+            (dir.appendingPathComponent("absent.mp4").path, .missing, "no such file"),
+            (dir.path, .unreadable, "is a directory"),
+            (empty.path, .notMedia, "empty file"),
+            (text.path, .notMedia, "not a video FFmpeg can read"),
+        ]
+        for (path, code, reason) in cases {
+            let error = #expect(throws: CaptureError.self) { try VideoFileSource(path: path) }
+            #expect(error?.code == code, "\(path)")
+            #expect(error?.description.contains(reason) == true, "\(error?.description ?? "")")
+        }
+    }
+
+    @Test func aTruncatedRecordingEndsEarlyWithoutCrashing() throws {
+        let whole = try Data(contentsOf: Self.videos.appendingPathComponent("single_face.mp4"))
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-trunc-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Cut from the front (no header: refused) and from the back (frames until the cut).
+        let tail = dir.appendingPathComponent("tail.mp4")
+        try whole.suffix(whole.count / 2).write(to: tail)
+        let head = dir.appendingPathComponent("head.mp4")
+        try whole.prefix(whole.count * 2 / 3).write(to: head)
+        for path in [tail.path, head.path] {
+            guard let source = try? VideoFileSource(path: path) else { continue }
+            let buffer = PixelBuffer()
+            var frames = 0
+            while let _ = try source.read(into: buffer) { frames += 1 }
+            #expect(frames < 72, "\(path) gave \(frames) frames")
+        }
+    }
+}
