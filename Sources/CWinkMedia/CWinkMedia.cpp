@@ -45,7 +45,6 @@ struct wm_video {
     cv::Mat rotated;               // scratch for a rotated frame
     bool pending = false;          // `converted` holds the first frame, decoded by wm_video_open
     double pending_ms = 0;
-    int64_t last_pts = AV_NOPTS_VALUE;
     int64_t frames = 0;
     int width = 0, height = 0;     // after rotation
     double fps = 0;
