@@ -204,13 +204,7 @@ public final class FaceTracker {
     /// Looks at `face` upright and at a fixed size: fills `crop` through the similarity transform of
     /// `TrackedFace.cropToFrame`.
     private func warp(_ buffer: PixelBuffer, around face: TrackedFace) {
-        var m = face.cropToFrame
-        _ = withUnsafePointer(to: &m) { p in
-            p.withMemoryRebound(to: Float.self, capacity: 6) { m in
-                wv_warp_affine(buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width), m,
-                               crop.gray, Int32(TrackedFace.cropSize), Int32(TrackedFace.cropSize))
-            }
-        }
+        AffineWarp.warp(buffer, matrix: face.cropToFrame, into: crop)
         if settings.normalizeContrast {
             let b = face.cropBox
             _ = wv_normalize_contrast(crop.gray, Int32(TrackedFace.cropSize), Int32(TrackedFace.cropSize),
@@ -361,5 +355,26 @@ extension FaceObservation {
         o.pose.yaw = -pose.yaw
         o.pose.roll = -pose.roll
         return o
+    }
+}
+
+/// Bilinear resampling of a grey frame through an affine map (see `wv_warp_affine`).
+enum AffineWarp {
+    /// Fills `out` (its current size) with `buffer` seen through `matrix`, the row-major 2x3 affine map
+    /// from `out`'s pixel coordinates to `buffer`'s (bilinear, border replicated): byte for byte what
+    /// OpenCV's `warpAffine` gives, or OpenCV's own result when `opencv` is true (for tests; allocates).
+    /// Thread-safe for distinct `out` buffers; no heap allocation (outputs up to 1024 px wide).
+    /// - Returns: false if the C call rejected its arguments.
+    @discardableResult
+    static func warp(_ buffer: PixelBuffer, matrix: (Float, Float, Float, Float, Float, Float), into out: PixelBuffer,
+                     opencv: Bool = false) -> Bool {
+        var m = matrix
+        return withUnsafePointer(to: &m) { p in
+            p.withMemoryRebound(to: Float.self, capacity: 6) { m in
+                (opencv ? wv_warp_affine_opencv : wv_warp_affine)(
+                    buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width), m,
+                    out.gray, Int32(out.width), Int32(out.height)) == WV_OK
+            }
+        }
     }
 }
