@@ -164,16 +164,13 @@ enum FaceMeasure {
     static func observe(_ landmarks: Landmarks, box: PixelRect, in buffer: PixelBuffer,
                         scratch: UnsafeMutableBufferPointer<Float>) -> FaceObservation {
         var measure = wv_face_measure()
-        var yaw: Float = 0, pitch: Float = 0, roll: Float = 0
         for i in 0..<68 {
             scratch[2 * i] = landmarks[i].x
             scratch[2 * i + 1] = landmarks[i].y
         }
         _ = wv_measure_face(buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width),
                             scratch.baseAddress, &measure)
-        let poseStatus = wv_head_pose(scratch.baseAddress, Int32(buffer.width), Int32(buffer.height),
-                                      &yaw, &pitch, &roll)
-        let pose = poseStatus == WV_OK ? HeadPose(yaw: yaw, pitch: pitch, roll: roll) : .frontal
+        let pose = headPose(scratch.baseAddress!, width: buffer.width, height: buffer.height) ?? .frontal
         return FaceObservation(
             landmarks: landmarks, box: box, pose: pose,
             leftEye: EyeEvidence(irisContrast: measure.left_eye.iris_contrast,
@@ -183,5 +180,16 @@ enum FaceMeasure {
             quality: FaceQuality(interocularPixels: landmarks.distance(36, 45),
                                  medianBrightness: measure.median_brightness,
                                  visibleFraction: measure.visible_fraction))
+    }
+}
+
+extension FaceMeasure {
+    /// Head pose from 68 landmarks (`xy`: 136 floats, x0, y0, x1, ..., frame pixels) in a `width` x
+    /// `height` frame (see `wv_head_pose`); `nil` if the solver fails. `opencv` solves with OpenCV's
+    /// `solvePnP` instead, to check winkd's solver against it (tests only: it allocates). Thread-safe.
+    static func headPose(_ xy: UnsafePointer<Float>, width: Int, height: Int, opencv: Bool = false) -> HeadPose? {
+        var yaw: Float = 0, pitch: Float = 0, roll: Float = 0
+        let status = (opencv ? wv_head_pose_opencv : wv_head_pose)(xy, Int32(width), Int32(height), &yaw, &pitch, &roll)
+        return status == WV_OK ? HeadPose(yaw: yaw, pitch: pitch, roll: roll) : nil
     }
 }
