@@ -655,7 +655,7 @@ wv_status wv_sample_patch(const uint8_t *gray, int width, int height, int stride
         if (x1 - x0 < 2 || y1 - y0 < 2) return WV_BAD_ARGUMENT;
         cv::Mat roi = wrap(gray, width, height, stride)(cv::Rect(x0, y0, x1 - x0, y1 - y0));
         cv::Mat patch(size, size, CV_32FC1, out);
-        cv::Mat small;
+        thread_local cv::Mat small;  // allocated once per thread and size: no allocation per frame
         cv::resize(roi, small, cv::Size(size, size), 0, 0, cv::INTER_AREA);
         small.convertTo(patch, CV_32F);
         cv::Scalar mean = cv::mean(patch);
