@@ -239,6 +239,8 @@ public final class FaceTracker {
 
     /// Half the side of the square searched by `verifyInCrop`, in predicted-box widths.
     static let verifyReach: Float = 1.0
+    /// Widest face `verifyInCrop` accepts as the tracked one, in predicted-box widths.
+    static let verifyMaximumGrowth: Float = 1.6
 
     /// HOG detection in the upright crop; the face nearest the predicted box, if plausibly the same face.
     private func verifyInCrop(_ predicted: PixelRect) throws -> PixelRect? {
@@ -247,7 +249,9 @@ public final class FaceTracker {
         // Only around the predicted box: HOG's cost is proportional to the pixels searched.
         let c0 = predicted.center, reach = predicted.width * Self.verifyReach
         let region = PixelRect(x: c0.x - reach, y: c0.y - reach, width: 2 * reach, height: 2 * reach)
-        let faces = try detector.detect(in: crop, region: region, scale: 0.7)
+        // Boxes 1.6 predicted widths or wider are not accepted below, so the pyramid stops short of them.
+        let faces = try detector.detect(in: crop, region: region, scale: 0.7,
+                                        maximumWidth: predicted.width * Self.verifyMaximumGrowth)
         timings.detection += Double(clock.nanoseconds() - t0) / 1e9
         let c = predicted.center
         let best = faces.min { a, b in
@@ -257,7 +261,7 @@ public final class FaceTracker {
         guard let best else { return nil }
         let d = best.center - c
         guard (d * d).sum().squareRoot() < predicted.width * 0.5, best.width > predicted.width * 0.6,
-              best.width < predicted.width * 1.6 else { return nil }
+              best.width < predicted.width * Self.verifyMaximumGrowth else { return nil }
         return best
     }
 

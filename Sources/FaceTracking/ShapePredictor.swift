@@ -102,9 +102,13 @@ public final class FaceDetector: @unchecked Sendable {
     ///   - scale: resize factor applied to the region before detection (0 < scale <= 4). dlib finds boxes of
     ///     about 80 px or more after scaling.
     ///   - upsample: further x2 pyramid steps (0...3).
+    ///   - maximumWidth: boxes wider than about this (frame pixels) are not looked for: dlib's pyramid
+    ///     stops at the last level whose nominal boxes are at most this wide (see `wv_detect`), saving the
+    ///     time of its smaller levels; the levels searched find what they find without it (`nil`: every
+    ///     size).
     /// - Throws: `FaceTrackingError.internal` if dlib fails.
     public func detect(in buffer: PixelBuffer, region: PixelRect? = nil, scale: Float, upsample: Int = 0,
-                       adjustThreshold: Float = 0) throws -> [PixelRect] {
+                       adjustThreshold: Float = 0, maximumWidth: Float? = nil) throws -> [PixelRect] {
         var x0 = 0, y0 = 0, x1 = buffer.width, y1 = buffer.height
         if let r = region {
             x0 = max(0, Int(r.minX.rounded(.down)))
@@ -117,7 +121,7 @@ public final class FaceDetector: @unchecked Sendable {
         let origin = buffer.gray + (y0 * buffer.width + x0)
         let status = boxes.withUnsafeMutableBufferPointer { out in
             wv_detect(handle, origin, Int32(x1 - x0), Int32(y1 - y0), Int32(buffer.width), scale, Int32(upsample),
-                      adjustThreshold, out.baseAddress, Int32(out.count), &count)
+                      adjustThreshold, maximumWidth ?? 0, out.baseAddress, Int32(out.count), &count)
         }
         guard status == WV_OK else {
             throw FaceTrackingError(.internal, subject: "face detector", reason: "failed (status \(status.rawValue))")

@@ -43,10 +43,15 @@ void wv_detector_destroy(wv_detector *detector);
 /// INTER_LINEAR when enlarging) and then upsampled `upsample` (0...3) times by dlib's pyramid (each step
 /// x2) before detection; boxes come back in the input's pixels, largest first. dlib's HOG detector finds
 /// faces whose box is about 80 px or more after scaling. `adjust_threshold` shifts the SVM threshold
-/// (0 = dlib's default; negative finds more, less certain faces). To search a region of interest, pass a
-/// pointer to its first pixel with the full frame's stride and add the region's origin to the boxes. At most `capacity` boxes are written; `*count` receives how many were written.
+/// (0 = dlib's default; negative finds more, less certain faces). `max_width` (input pixels; 0 = no limit)
+/// stops dlib's image pyramid at the last level whose nominal boxes (73 px at the first level, 6/5 wider
+/// per level) are at most that wide, so the smaller pyramid levels cost no time and no box much wider
+/// comes back (dlib's boxes vary a few percent about a level's nominal width); the levels searched are
+/// searched exactly as without a limit (the first level always). To search a region of interest, pass a
+/// pointer to its first pixel with the full frame's stride and add the region's origin to the boxes. At
+/// most `capacity` boxes are written; `*count` receives how many were written.
 wv_status wv_detect(wv_detector *detector, const uint8_t *gray, int width, int height, int stride,
-                    float scale, int upsample, float adjust_threshold,
+                    float scale, int upsample, float adjust_threshold, float max_width,
                     wv_rect *out, int capacity, int *count);
 
 /// Loads a dlib shape_predictor file. On failure writes a one-line reason (no path) into `message`.
