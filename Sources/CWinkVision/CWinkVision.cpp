@@ -682,7 +682,10 @@ wv_status wv_sample_patch(const uint8_t *gray, int width, int height, int stride
         cv::resize(roi, small, cv::Size(size, size), 0, 0, cv::INTER_AREA);
         small.convertTo(patch, CV_32F);
         cv::Scalar mean = cv::mean(patch);
-        patch -= mean[0];
+        // patch -= mean[0] as OpenCV computes it (the scalar narrowed to float, then float subtraction),
+        // without the temporary OpenCV allocates for a scalar operand.
+        const float m = static_cast<float>(mean[0]);
+        for (int i = 0; i < size * size; i++) out[i] -= m;
         double norm = cv::norm(patch);
         if (norm > 1e-6) patch /= norm;
         return WV_OK;

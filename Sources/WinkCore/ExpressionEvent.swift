@@ -184,12 +184,17 @@ public final class CoefficientsLineWriter {
 
     private func append(unsigned value: some UnsignedInteger) {
         var v = UInt64(value)
-        let start = buffer.count
+        var i = buffer.count
         repeat {
             buffer.append(UInt8(ascii: "0") + UInt8(v % 10))
             v /= 10
         } while v > 0
-        buffer[start...].reverse()
+        var j = buffer.count - 1
+        while i < j {  // digits came least significant first (not through a slice: that would copy)
+            buffer.swapAt(i, j)
+            i += 1
+            j -= 1
+        }
     }
 
     /// A finite number as `JSONEncoder` writes it: Swift's shortest round-trip `description`, without a
@@ -198,15 +203,16 @@ public final class CoefficientsLineWriter {
         guard value.isFinite else { return false }
         var text = value.description  // at most 24 UTF-8 bytes: a small string, no allocation
         if text.hasSuffix(".0") { text.removeLast(2) }
-        buffer.append(contentsOf: text.utf8)
+        text.withUTF8 { buffer.append(contentsOf: $0) }
         return true
     }
 
     private func appendString(_ s: String) -> Bool {
         guard s.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") && $0 < 0x80 })
         else { return false }
+        var s = s
         buffer.append(UInt8(ascii: "\""))
-        buffer.append(contentsOf: s.utf8)
+        s.withUTF8 { buffer.append(contentsOf: $0) }
         buffer.append(UInt8(ascii: "\""))
         return true
     }
