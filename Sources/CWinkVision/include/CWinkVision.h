@@ -1,5 +1,6 @@
 // CWinkVision: dlib's HOG frontal face detector and 68-point shape predictor, plus the per-eye pixel
-// measure and OpenCV solvePnP head pose, behind a plain C interface.
+// measure, the upright-crop warp and solvePnP's head pose (both computed as OpenCV does, without it on
+// the frame path), behind a plain C interface.
 //
 // Conventions: images are 8-bit grey, `width` x `height` pixels, rows `stride` bytes apart, origin at the
 // top-left. Coordinates are full-frame pixels (x right, y down). Every call returns a wv_status; no C++
