@@ -10,18 +10,44 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cfloat>
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
 
 struct wv_detector {
     dlib::frontal_face_detector detector = dlib::get_frontal_face_detector();
+    /// `detector` with its image pyramid cut to n + 1 levels, at [n], built when first needed.
+    std::unique_ptr<dlib::frontal_face_detector> limited[12];
     cv::Mat small;      // reused downscaled frame
     std::vector<dlib::rect_detection> dets;
+
+    /// The detector whose pyramid stops at the last level whose boxes are at most `max_width` pixels wide
+    /// (in the image it is given): dlib's frontal detector reports boxes of about 73 px at the pyramid's
+    /// first level, each further level (pyramid_down<6>) 6/5 as wide. The first level is always searched.
+    /// 0 = every level.
+    dlib::frontal_face_detector &reaching(double max_width) {
+        if (!(max_width > 0)) return detector;
+        const int extra = std::max(0, static_cast<int>(std::floor(std::log(max_width / 73.0) / std::log(1.2))));
+        if (extra >= 12) return detector;
+        if (!limited[extra]) {
+            dlib::scan_fhog_pyramid<dlib::pyramid_down<6>> scanner;
+            scanner.copy_configuration(detector.get_scanner());
+            scanner.set_max_pyramid_levels(extra + 1);
+            std::vector<dlib::matrix<double, 0, 1>> w;
+            for (unsigned long i = 0; i < detector.num_detectors(); i++) w.push_back(detector.get_w(i));
+            limited[extra] = std::make_unique<dlib::frontal_face_detector>(scanner, detector.get_overlap_tester(), w);
+        }
+        return *limited[extra];
+    }
 };
 
 #include "PredictorState.hpp"  // struct wv_predictor, shared with ModelCache.cpp
@@ -53,6 +79,111 @@ bool valid_image(const uint8_t *gray, int width, int height, int stride) {
 cv::Mat wrap(const uint8_t *gray, int width, int height, int stride) {
     return cv::Mat(height, width, CV_8UC1, const_cast<uint8_t *>(gray), static_cast<size_t>(stride));
 }
+
+// cv::warpAffine(src, dst, M, size, INTER_LINEAR | WARP_INVERSE_MAP, BORDER_REPLICATE), computed with
+// OpenCV's own fixed-point arithmetic so that every output byte is the same (checked against OpenCV by
+// wv_warp_affine_opencv's test), in about half its time: OpenCV builds coordinate maps block by block and
+// then remaps them, here each group of 8 pixels is mapped, gathered and blended in AVX2 registers.
+// OpenCV's recipe (imgwarp.cpp, WarpAffineInvoker and remapBilinear): source coordinates in 1/1024 px,
+// X = round((M1 y + M2) 1024) + 16 + round(M0 x 1024), then >> 5 gives 1/32 px; the integer part picks
+// the 2x2 neighbours (clamped into the image: BORDER_REPLICATE), the fraction the bilinear weights
+// (32 - a, a) per axis, scaled to sum 32768, rounded at bit 15. All OpenCV's weights are multiples of 32,
+// so the same sum is taken here at 1/1024 and rounded at bit 10: the same integer.
+// `M` maps output to source pixels (row-major 2x3, as doubles, as OpenCV widens a float matrix);
+// `adelta`/`bdelta` are caller scratch of `dw` ints. Rounding: nearbyint in the default (to-even) mode,
+// as cvRound.
+inline int round_half_even(double v) { return static_cast<int>(std::nearbyint(v)); }
+inline uint8_t warp_pixel(const uint8_t *src, int sw, int sh, size_t sstep, int X, int Y) {
+    const int sx = std::clamp(X >> 5, -32768, 32767), sy = std::clamp(Y >> 5, -32768, 32767);
+    const int ax = X & 31, ay = Y & 31;
+    int p00, p01, p10, p11;
+    if (static_cast<unsigned>(sx) < static_cast<unsigned>(sw - 1) && static_cast<unsigned>(sy) < static_cast<unsigned>(sh - 1)) {
+        const uint8_t *s = src + sy * sstep + sx;
+        p00 = s[0]; p01 = s[1]; p10 = s[sstep]; p11 = s[sstep + 1];
+    } else {
+        const int x0 = std::clamp(sx, 0, sw - 1), x1 = std::clamp(sx + 1, 0, sw - 1);
+        const int y0 = std::clamp(sy, 0, sh - 1), y1 = std::clamp(sy + 1, 0, sh - 1);
+        p00 = src[y0 * sstep + x0]; p01 = src[y0 * sstep + x1];
+        p10 = src[y1 * sstep + x0]; p11 = src[y1 * sstep + x1];
+    }
+    // OpenCV's weights are 32 x these (sum 32768) with rounding at bit 15: the same as rounding at bit 10 here.
+    const int top = p00 * (32 - ax) + p01 * ax, bottom = p10 * (32 - ax) + p11 * ax;
+    return static_cast<uint8_t>((top * (32 - ay) + bottom * ay + 512) >> 10);
+}
+void warp_linear(const uint8_t *src, int sw, int sh, size_t sstep, const double *M, uint8_t *dst, int dw, int dh,
+                        size_t dstep, int *adelta, int *bdelta) {
+    constexpr int AB_BITS = 10, AB_SCALE = 1 << AB_BITS, INTER_BITS = 5, TAB = 1 << INTER_BITS;
+    constexpr int round_delta = AB_SCALE / TAB / 2;
+    for (int x = 0; x < dw; x++) {
+        adelta[x] = round_half_even(M[0] * x * AB_SCALE);
+        bdelta[x] = round_half_even(M[3] * x * AB_SCALE);
+    }
+    for (int y = 0; y < dh; y++) {
+        const int X0 = round_half_even((M[1] * y + M[2]) * AB_SCALE) + round_delta;
+        const int Y0 = round_half_even((M[4] * y + M[5]) * AB_SCALE) + round_delta;
+        uint8_t *out = dst + y * dstep;
+        int x = 0;
+#ifdef __AVX2__
+        const bool wide = sw >= 4 && sh >= 3;  // the border path's 4-byte loads need 4 columns
+        const __m256i vX0 = _mm256_set1_epi32(X0), vY0 = _mm256_set1_epi32(Y0);
+        const __m256i k31 = _mm256_set1_epi32(31), k32 = _mm256_set1_epi32(32), kff = _mm256_set1_epi32(0xff);
+        const __m256i xlim = _mm256_set1_epi32(sw - 1), ylim = _mm256_set1_epi32(sh - 2);
+        const __m256i step = _mm256_set1_epi32(static_cast<int>(sstep)), round = _mm256_set1_epi32(512);
+        const __m256i last = _mm256_set1_epi32(static_cast<int>((sh - 1) * sstep + sw - 4));
+        const __m256i bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                               0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+        for (; wide && x + 8 <= dw; x += 8) {
+            const __m256i X = _mm256_srai_epi32(_mm256_add_epi32(vX0, _mm256_loadu_si256((const __m256i *)(adelta + x))), 5);
+            const __m256i Y = _mm256_srai_epi32(_mm256_add_epi32(vY0, _mm256_loadu_si256((const __m256i *)(bdelta + x))), 5);
+            const __m256i sx = _mm256_srai_epi32(X, 5), sy = _mm256_srai_epi32(Y, 5);
+            // Every lane inside (0 <= sx < sw-1, 0 <= sy < sh-2, so 4-byte reads stay in the image)?
+            const __m256i outside = _mm256_or_si256(
+                _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), sx), _mm256_cmpgt_epi32(_mm256_add_epi32(sx, _mm256_set1_epi32(1)), xlim)),
+                _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), sy), _mm256_cmpgt_epi32(_mm256_add_epi32(sy, _mm256_set1_epi32(1)), ylim)));
+            __m256i top, bot;
+            if (!_mm256_testz_si256(outside, outside)) {
+                // Near or past the border: the four neighbours' coordinates clamped into the image (OpenCV's
+                // BORDER_REPLICATE), each read as the low byte of a 4-byte load that ends inside the image.
+                const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
+                const __m256i xmax = xlim, ymax = _mm256_set1_epi32(sh - 1);
+                const __m256i x0 = _mm256_max_epi32(zero, _mm256_min_epi32(sx, xmax));
+                const __m256i x1 = _mm256_max_epi32(zero, _mm256_min_epi32(_mm256_add_epi32(sx, one), xmax));
+                const __m256i r0 = _mm256_mullo_epi32(_mm256_max_epi32(zero, _mm256_min_epi32(sy, ymax)), step);
+                const __m256i r1 = _mm256_mullo_epi32(_mm256_max_epi32(zero, _mm256_min_epi32(_mm256_add_epi32(sy, one), ymax)), step);
+                auto pick = [&](__m256i off) {
+                    const __m256i safe = _mm256_min_epi32(off, last);
+                    const __m256i g = _mm256_i32gather_epi32((const int *)src, safe, 1);
+                    return _mm256_and_si256(_mm256_srlv_epi32(g, _mm256_slli_epi32(_mm256_sub_epi32(off, safe), 3)), kff);
+                };
+                top = _mm256_or_si256(pick(_mm256_add_epi32(r0, x0)), _mm256_slli_epi32(pick(_mm256_add_epi32(r0, x1)), 16));
+                bot = _mm256_or_si256(pick(_mm256_add_epi32(r1, x0)), _mm256_slli_epi32(pick(_mm256_add_epi32(r1, x1)), 16));
+            } else {
+                const __m256i offset = _mm256_add_epi32(_mm256_mullo_epi32(sy, step), sx);
+                const __m256i g0 = _mm256_i32gather_epi32((const int *)src, offset, 1);
+                const __m256i g1 = _mm256_i32gather_epi32((const int *)(src + sstep), offset, 1);
+                // (p00, p01) and (p10, p11) as 16-bit pairs.
+                top = _mm256_or_si256(_mm256_and_si256(g0, kff), _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(g0, 8), kff), 16));
+                bot = _mm256_or_si256(_mm256_and_si256(g1, kff), _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(g1, 8), kff), 16));
+            }
+            const __m256i ax = _mm256_and_si256(X, k31), ay = _mm256_and_si256(Y, k31);
+            const __m256i wx = _mm256_or_si256(_mm256_sub_epi32(k32, ax), _mm256_slli_epi32(ax, 16));
+            const __m256i wy = _mm256_or_si256(_mm256_sub_epi32(k32, ay), _mm256_slli_epi32(ay, 16));
+            const __m256i ht = _mm256_madd_epi16(top, wx), hb = _mm256_madd_epi16(bot, wx);
+            const __m256i v = _mm256_srai_epi32(_mm256_add_epi32(_mm256_madd_epi16(_mm256_or_si256(ht, _mm256_slli_epi32(hb, 16)), wy), round), 10);
+            const __m256i packed = _mm256_shuffle_epi8(v, bytes);
+            const uint32_t lo = static_cast<uint32_t>(_mm256_extract_epi32(packed, 0)), hi = static_cast<uint32_t>(_mm256_extract_epi32(packed, 4));
+            const uint64_t both = lo | (static_cast<uint64_t>(hi) << 32);
+            std::memcpy(out + x, &both, 8);
+        }
+#endif
+        for (; x < dw; x++)
+            out[x] = warp_pixel(src, sw, sh, sstep, (X0 + adelta[x]) >> (AB_BITS - INTER_BITS), (Y0 + bdelta[x]) >> (AB_BITS - INTER_BITS));
+    }
+}
+
+/// Largest output width `warp_linear` is used for (its per-column scratch lives on the stack).
+constexpr int max_warp_width = 1024;
+
 
 float distance(const float *xy, int a, int b) {
     float dx = xy[2 * a] - xy[2 * b], dy = xy[2 * a + 1] - xy[2 * b + 1];
@@ -87,9 +218,10 @@ float median_in(const cv::Mat &img, int x0, int y0, int x1, int y1) {
 // along the face's eye line (landmarks 36->45) and spans the eye's width (corner to corner), and whose
 // y axis spans 2/3 of that width about the eye's centre. The mean of the middle third of columns is taken
 // for each row between the highest and lowest eye landmark widened by 15% of the eye width, and the
-// darkest such row is returned (grey level). -1 if the eye is degenerate.
-float darkest_row(const cv::Mat &img, const float *xy, int first, cv::Mat &patch) {
-    const int W = 48, H = 32;
+// darkest such row is returned (grey level). -1 if the eye is degenerate. The patch is resampled into
+// stack memory (no heap allocation).
+float darkest_row(const cv::Mat &img, const float *xy, int first) {
+    constexpr int W = 48, H = 32;
     const float ax = xy[2 * 45] - xy[2 * 36], ay = xy[2 * 45 + 1] - xy[2 * 36 + 1];
     const float an = std::sqrt(ax * ax + ay * ay);
     const float w = distance(xy, first, first + 3);
@@ -102,7 +234,10 @@ float darkest_row(const cv::Mat &img, const float *xy, int first, cv::Mat &patch
     // patch (px, py) -> image: c + (px - W/2 + 0.5) sx u + (py - H/2 + 0.5) sy v, with v = (-uy, ux)
     cv::Matx23f m(ux * sx, -uy * sy, cx - (W / 2.0f - 0.5f) * ux * sx + (H / 2.0f - 0.5f) * uy * sy,
                   uy * sx, ux * sy, cy - (W / 2.0f - 0.5f) * uy * sx - (H / 2.0f - 0.5f) * ux * sy);
-    cv::warpAffine(img, patch, m, cv::Size(W, H), cv::INTER_LINEAR | cv::WARP_INVERSE_MAP, cv::BORDER_REPLICATE);
+    uint8_t patch[W * H];
+    int adelta[W], bdelta[W];
+    const double M[6] = {m(0, 0), m(0, 1), m(0, 2), m(1, 0), m(1, 1), m(1, 2)};
+    warp_linear(img.data, img.cols, img.rows, img.step, M, patch, W, H, W, adelta, bdelta);
     float lo = 1e9f, hi = -1e9f;
     for (int i = first; i < first + 6; i++) {
         float d = (xy[2 * i] - cx) * -uy + (xy[2 * i + 1] - cy) * ux;  // down-the-face offset
@@ -113,12 +248,192 @@ float darkest_row(const cv::Mat &img, const float *xy, int first, cv::Mat &patch
     if (r1 <= r0) return -1;
     float best = 1e9f;
     for (int y = r0; y < r1; y++) {
-        const uint8_t *row = patch.ptr<uint8_t>(y);
+        const uint8_t *row = patch + y * W;
         uint32_t sum = 0;
         for (int x = W / 3; x < 2 * W / 3; x++) sum += row[x];
         best = std::min(best, static_cast<float>(sum) / static_cast<float>(W / 3));
     }
     return best;
+}
+
+
+// ---- Head pose: Levenberg-Marquardt on the reprojection error ------------------------------------------
+// The 7 model points of wv_head_pose (nose tip 30, chin 8, outer eye corners 36/45, mouth corners 48/54,
+// nose root 27): a generic face in millimetre-like units, x to the image's right, y down, z away from the
+// camera (the nose tip nearest). After the widely used model of S. Mallick, "Head Pose Estimation using
+// OpenCV and Dlib" (LearnOpenCV, 2016), with y and z flipped into OpenCV's camera axes.
+constexpr double pose_model[7][3] = {
+    {0.0, 0.0, 0.0},          // 30 nose tip
+    {0.0, 330.0, 65.0},       // 8 chin
+    {-225.0, -170.0, 135.0},  // 36 right eye outer corner (image left)
+    {225.0, -170.0, 135.0},   // 45 left eye outer corner
+    {-150.0, 150.0, 125.0},   // 48 mouth right corner
+    {150.0, 150.0, 125.0},    // 54 mouth left corner
+    {0.0, -170.0, 90.0},      // 27 nose root
+};
+constexpr int pose_index[7] = {30, 8, 36, 45, 48, 54, 27};
+
+// R = Rodrigues(r) (row-major) and dR[i] = dR/dr_i, by cvRodrigues2's formulas (R = I and the first-order
+// derivative below DBL_EPSILON).
+void rodrigues(const double r[3], double R[9], double dR[3][9]) {
+    const double th = std::sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+    const double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    if (th < DBL_EPSILON) {
+        std::copy(I, I + 9, R);
+        for (int i = 0; i < 3; i++)
+            for (int k = 0; k < 9; k++) dR[i][k] = 0;
+        dR[0][5] = dR[1][6] = dR[2][1] = -1;
+        dR[0][7] = dR[1][2] = dR[2][3] = 1;
+        return;
+    }
+    const double c = std::cos(th), s = std::sin(th), c1 = 1 - c, it = 1 / th;
+    const double rx = r[0] * it, ry = r[1] * it, rz = r[2] * it;
+    const double rrt[9] = {rx * rx, rx * ry, rx * rz, rx * ry, ry * ry, ry * rz, rx * rz, ry * rz, rz * rz};
+    const double r_x[9] = {0, -rz, ry, rz, 0, -rx, -ry, rx, 0};
+    for (int k = 0; k < 9; k++) R[k] = c * I[k] + c1 * rrt[k] + s * r_x[k];
+    const double drrt[27] = {rx + rx, ry, rz, ry, 0, 0, rz, 0, 0,
+                             0, rx, 0, rx, ry + ry, rz, 0, rz, 0,
+                             0, 0, rx, 0, 0, ry, rx, ry, rz + rz};
+    const double d_r_x[27] = {0, 0, 0, 0, 0, -1, 0, 1, 0,
+                              0, 0, 1, 0, 0, 0, -1, 0, 0,
+                              0, -1, 0, 1, 0, 0, 0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        const double ri = i == 0 ? rx : i == 1 ? ry : rz;
+        const double a0 = -s * ri, a1 = (s - 2 * c1 * it) * ri, a2 = c1 * it, a3 = (c - s * it) * ri, a4 = s * it;
+        for (int k = 0; k < 9; k++)
+            dR[i][k] = a0 * I[k] + a1 * rrt[k] + a2 * drrt[i * 9 + k] + a3 * r_x[k] + a4 * d_r_x[i * 9 + k];
+    }
+}
+
+// cvProjectPoints2 without distortion: the model under pose p = (rvec, tvec) through a pinhole camera of
+// focal length f and principal point (cx, cy); err = projected - observed (pixels, x then y per point)
+// and, with J, its Jacobian with respect to p.
+void project_model(const double p[6], const double img[7][2], double f, double cx, double cy, double err[14],
+                   double (*J)[6]) {
+    double R[9], dR[3][9];
+    rodrigues(p, R, dR);
+    for (int i = 0; i < 7; i++) {
+        const double *M = pose_model[i];
+        const double X = R[0] * M[0] + R[1] * M[1] + R[2] * M[2] + p[3];
+        const double Y = R[3] * M[0] + R[4] * M[1] + R[5] * M[2] + p[4];
+        const double Z = R[6] * M[0] + R[7] * M[1] + R[8] * M[2] + p[5];
+        const double z = Z ? 1. / Z : 1, x = X * z, y = Y * z;
+        err[2 * i] = f * x + cx - img[i][0];
+        err[2 * i + 1] = f * y + cy - img[i][1];
+        if (!J) continue;
+        const double du[3] = {f * z, 0, -f * x * z}, dv[3] = {0, f * z, -f * y * z};  // d(u, v)/d(X, Y, Z)
+        for (int k = 0; k < 3; k++) {
+            J[2 * i][3 + k] = du[k];
+            J[2 * i + 1][3 + k] = dv[k];
+        }
+        for (int j = 0; j < 3; j++) {
+            const double *d = dR[j];
+            const double dX = d[0] * M[0] + d[1] * M[1] + d[2] * M[2], dY = d[3] * M[0] + d[4] * M[1] + d[5] * M[2],
+                         dZ = d[6] * M[0] + d[7] * M[1] + d[8] * M[2];
+            J[2 * i][j] = du[0] * dX + du[2] * dZ;
+            J[2 * i + 1][j] = dv[1] * dY + dv[2] * dZ;
+        }
+    }
+}
+
+// Solves A x = b for a 6x6 symmetric positive definite A (Cholesky); false if A is not.
+bool solve6(const double A[6][6], const double b[6], double x[6]) {
+    double L[6][6] = {}, y[6];
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j <= i; j++) {
+            double s = A[i][j];
+            for (int k = 0; k < j; k++) s -= L[i][k] * L[j][k];
+            if (i == j) {
+                if (!(s > 0)) return false;
+                L[i][i] = std::sqrt(s);
+            } else {
+                L[i][j] = s / L[j][j];
+            }
+        }
+    for (int i = 0; i < 6; i++) {
+        double s = b[i];
+        for (int k = 0; k < i; k++) s -= L[i][k] * y[k];
+        y[i] = s / L[i][i];
+    }
+    for (int i = 5; i >= 0; i--) {
+        double s = y[i];
+        for (int k = i + 1; k < 6; k++) s -= L[k][i] * x[k];
+        x[i] = s / L[i][i];
+    }
+    return true;
+}
+
+double norm14(const double e[14]) {
+    double s = 0;
+    for (int i = 0; i < 14; i++) s += e[i] * e[i];
+    return std::sqrt(s);
+}
+
+// OpenCV's SOLVEPNP_ITERATIVE refinement from an extrinsic guess (cvFindExtrinsicCameraParams2's
+// CvLevMarq loop), step for step: Levenberg-Marquardt on p = (rvec, tvec), starting at lambda = 1e-3
+// (JtJ's diagonal scaled by 1 + lambda, lambda x10 per rejected step and /10 per accepted one, within
+// 1e-16...1e16), stopping after 20 accepted steps or when a step changes p by less than FLT_EPSILON
+// relative (L2). The same steps matter, not just the same minimum: on a real face the generic model
+// leaves the error surface so flat that OpenCV often stops degrees away from the minimum, and winkd's
+// poses are OpenCV's. Solved by Cholesky instead of OpenCV's SVD (the same solution to rounding), with
+// no heap allocation, in about a tenth of OpenCV's time. p is updated in place.
+void opencv_pose_refinement(double p[6], const double img[7][2], double f, double cx, double cy) {
+    double err[14], J[14][6], JtJ[6][6], JtErr[6], prev[6];
+    int lambdaLg10 = -3, iters = 0;
+    double prevErrNorm = 0;
+    project_model(p, img, f, cx, cy, err, J);
+    for (;;) {
+        for (int a = 0; a < 6; a++) {
+            JtErr[a] = 0;
+            for (int i = 0; i < 14; i++) JtErr[a] += J[i][a] * err[i];
+            for (int b = 0; b < 6; b++) {
+                double s = 0;
+                for (int i = 0; i < 14; i++) s += J[i][a] * J[i][b];
+                JtJ[a][b] = s;
+            }
+        }
+        std::copy(p, p + 6, prev);
+        auto step = [&] {
+            const double lambda = std::exp(lambdaLg10 * std::log(10.));
+            double A[6][6], x[6];
+            for (int a = 0; a < 6; a++)
+                for (int b = 0; b < 6; b++) A[a][b] = JtJ[a][b] * (a == b ? 1. + lambda : 1.);
+            if (!solve6(A, JtErr, x)) std::fill(x, x + 6, 0.0);
+            for (int k = 0; k < 6; k++) p[k] = prev[k] - x[k];
+        };
+        step();
+        if (iters == 0) prevErrNorm = norm14(err);
+        for (;;) {
+            project_model(p, img, f, cx, cy, err, nullptr);
+            const double errNorm = norm14(err);
+            if (errNorm > prevErrNorm && ++lambdaLg10 <= 16) {
+                step();
+                continue;
+            }
+            lambdaLg10 = std::max(lambdaLg10 - 1, -16);
+            double dn = 0, pn = 0;
+            for (int k = 0; k < 6; k++) {
+                dn += (p[k] - prev[k]) * (p[k] - prev[k]);
+                pn += prev[k] * prev[k];
+            }
+            if (++iters >= 20 || std::sqrt(dn) / (std::sqrt(pn) + DBL_EPSILON) < FLT_EPSILON) return;
+            prevErrNorm = errNorm;
+            break;
+        }
+        project_model(p, img, f, cx, cy, err, J);
+    }
+}
+
+// Yaw, pitch, roll (degrees, WinkCore.HeadPose's signs) of a camera-frame rotation, by OpenCV's RQ
+// decomposition (angles about x, y, z).
+bool pose_angles(const cv::Matx33d &R, float *yaw, float *pitch, float *roll) {
+    cv::Matx33d Rq, Qq;
+    cv::Vec3d angles = cv::RQDecomp3x3(R, Rq, Qq);
+    // About y: positive turns the face's +x (its left side... in the image's right) away from camera.
+    *pitch = static_cast<float>(-angles[0]);
+    *yaw = static_cast<float>(angles[1]);
+    *roll = static_cast<float>(angles[2]);
+    return std::isfinite(*yaw) && std::isfinite(*pitch) && std::isfinite(*roll);
 }
 
 }  // namespace
@@ -136,11 +451,11 @@ wv_detector *wv_detector_create(void) {
 void wv_detector_destroy(wv_detector *detector) { delete detector; }
 
 wv_status wv_detect(wv_detector *detector, const uint8_t *gray, int width, int height, int stride,
-                    float scale, int upsample, float adjust_threshold,
+                    float scale, int upsample, float adjust_threshold, float max_width,
                     wv_rect *out, int capacity, int *count) {
     if (count) *count = 0;
     if (!detector || !valid_image(gray, width, height, stride) || !(scale > 0 && scale <= 4) || upsample < 0 ||
-        upsample > 3 || (capacity > 0 && !out) || !count)
+        upsample > 3 || (capacity > 0 && !out) || !count || !(max_width >= 0))
         return WV_BAD_ARGUMENT;
     try {
         cv::Mat full = wrap(gray, width, height, stride);
@@ -151,14 +466,15 @@ wv_status wv_detect(wv_detector *detector, const uint8_t *gray, int width, int h
         }
         float factor = 1.0f / scale;
         detector->dets.clear();
+        auto &hog = detector->reaching(static_cast<double>(max_width) * scale * (1 << upsample));
         if (upsample == 0) {
             dlib::cv_image<unsigned char> img(*src);
-            detector->detector(img, detector->dets, adjust_threshold);
+            hog(img, detector->dets, adjust_threshold);
         } else {
             dlib::array2d<unsigned char> up;
             dlib::assign_image(up, dlib::cv_image<unsigned char>(*src));
             for (int i = 0; i < upsample; i++) dlib::pyramid_up(up);
-            detector->detector(up, detector->dets, adjust_threshold);
+            hog(up, detector->dets, adjust_threshold);
             factor /= static_cast<float>(1 << upsample);
         }
         std::sort(detector->dets.begin(), detector->dets.end(),
@@ -307,6 +623,18 @@ wv_status wv_warp_affine(const uint8_t *gray, int width, int height, int stride,
                          uint8_t *out, int out_width, int out_height) {
     if (!valid_image(gray, width, height, stride) || !m || !out || out_width <= 0 || out_height <= 0)
         return WV_BAD_ARGUMENT;
+    if (out_width > max_warp_width) return wv_warp_affine_opencv(gray, width, height, stride, m, out, out_width, out_height);
+    int adelta[max_warp_width], bdelta[max_warp_width];
+    const double M[6] = {m[0], m[1], m[2], m[3], m[4], m[5]};
+    warp_linear(gray, width, height, static_cast<size_t>(stride), M, out, out_width, out_height,
+                static_cast<size_t>(out_width), adelta, bdelta);
+    return WV_OK;
+}
+
+wv_status wv_warp_affine_opencv(const uint8_t *gray, int width, int height, int stride, const float *m,
+                                uint8_t *out, int out_width, int out_height) {
+    if (!valid_image(gray, width, height, stride) || !m || !out || out_width <= 0 || out_height <= 0)
+        return WV_BAD_ARGUMENT;
     try {
         cv::Mat dst(out_height, out_width, CV_8UC1, out);
         cv::Matx23f map(m[0], m[1], m[2], m[3], m[4], m[5]);
@@ -350,11 +678,14 @@ wv_status wv_sample_patch(const uint8_t *gray, int width, int height, int stride
         if (x1 - x0 < 2 || y1 - y0 < 2) return WV_BAD_ARGUMENT;
         cv::Mat roi = wrap(gray, width, height, stride)(cv::Rect(x0, y0, x1 - x0, y1 - y0));
         cv::Mat patch(size, size, CV_32FC1, out);
-        cv::Mat small;
+        thread_local cv::Mat small;  // allocated once per thread and size: no allocation per frame
         cv::resize(roi, small, cv::Size(size, size), 0, 0, cv::INTER_AREA);
         small.convertTo(patch, CV_32F);
         cv::Scalar mean = cv::mean(patch);
-        patch -= mean[0];
+        // patch -= mean[0] as OpenCV computes it (the scalar narrowed to float, then float subtraction),
+        // without the temporary OpenCV allocates for a scalar operand.
+        const float m = static_cast<float>(mean[0]);
+        for (int i = 0; i < size * size; i++) out[i] -= m;
         double norm = cv::norm(patch);
         if (norm > 1e-6) patch /= norm;
         return WV_OK;
@@ -382,12 +713,11 @@ wv_status wv_measure_face(const uint8_t *gray, int width, int height, int stride
         }
         float median = median_in(img, x0, y0, x1, y1);
         out->median_brightness = median;
-        cv::Mat patch;
         for (int eye = 0; eye < 2; eye++) {
             int first = eye == 0 ? 36 : 42;
             wv_eye_measure &m = eye == 0 ? out->right_eye : out->left_eye;
             m.aspect_ratio = eye_aspect_ratio(xy, first);
-            float dark = darkest_row(img, xy, first, patch);
+            float dark = darkest_row(img, xy, first);
             m.iris_contrast = (median > 0 && dark >= 0) ? std::clamp((median - dark) / median, 0.0f, 1.0f) : 0.0f;
         }
         float minx = 1e9f, maxx = -1e9f, miny = 1e9f, maxy = -1e9f;
@@ -408,28 +738,35 @@ wv_status wv_measure_face(const uint8_t *gray, int width, int height, int stride
 wv_status wv_head_pose(const float *xy, int width, int height, float *yaw, float *pitch, float *roll) {
     if (!xy || width <= 0 || height <= 0 || !yaw || !pitch || !roll) return WV_BAD_ARGUMENT;
     try {
-        // A generic face in millimetre-like units, x to the image's right, y down, z away from the camera
-        // (the nose tip nearest). Points: nose tip 30, chin 8, outer eye corners 36/45, mouth corners 48/54,
-        // nose root 27. After the widely used model of S. Mallick, "Head Pose Estimation using OpenCV and
-        // Dlib" (LearnOpenCV, 2016), with y and z flipped into OpenCV's camera axes.
-        static const cv::Point3d model[] = {
-            {0.0, 0.0, 0.0},          // 30 nose tip
-            {0.0, 330.0, 65.0},       // 8 chin
-            {-225.0, -170.0, 135.0},  // 36 right eye outer corner (image left)
-            {225.0, -170.0, 135.0},   // 45 left eye outer corner
-            {-150.0, 150.0, 125.0},   // 48 mouth right corner
-            {150.0, 150.0, 125.0},    // 54 mouth left corner
-            {0.0, -170.0, 90.0},      // 27 nose root
-        };
-        static const int index[] = {30, 8, 36, 45, 48, 54, 27};
-        std::vector<cv::Point3d> object(model, model + 7);
+        double img[7][2];
+        for (int k = 0; k < 7; k++) {
+            img[k][0] = xy[2 * pose_index[k]];
+            img[k][1] = xy[2 * pose_index[k] + 1];
+        }
+        const double f = width, cx = width / 2.0, cy = height / 2.0;
+        // Start from a frontal face at the distance its eye-corner span implies, so the solver converges to
+        // the upright solution and not to a mirrored or upside-down one.
+        const double iod = std::max(1.0, std::hypot(img[3][0] - img[2][0], img[3][1] - img[2][1]));
+        const double z = f * 450.0 / iod;
+        double p[6] = {0, 0, 0, (img[0][0] - cx) * z / f, (img[0][1] - cy) * z / f, z};
+        opencv_pose_refinement(p, img, f, cx, cy);
+        double R[9], dR[3][9];
+        rodrigues(p, R, dR);
+        return pose_angles(cv::Matx33d(R), yaw, pitch, roll) ? WV_OK : WV_INTERNAL;
+    } catch (...) {
+        return WV_INTERNAL;
+    }
+}
+
+wv_status wv_head_pose_opencv(const float *xy, int width, int height, float *yaw, float *pitch, float *roll) {
+    if (!xy || width <= 0 || height <= 0 || !yaw || !pitch || !roll) return WV_BAD_ARGUMENT;
+    try {
+        std::vector<cv::Point3d> object;
+        for (const auto &p : pose_model) object.emplace_back(p[0], p[1], p[2]);
         std::vector<cv::Point2d> image;
-        image.reserve(7);
-        for (int i : index) image.emplace_back(xy[2 * i], xy[2 * i + 1]);
+        for (int i : pose_index) image.emplace_back(xy[2 * i], xy[2 * i + 1]);
         double f = width;
         cv::Matx33d camera(f, 0, width / 2.0, 0, f, height / 2.0, 0, 0, 1);
-        // Start from a frontal face at the distance its eye-corner span implies, so the iterative solver
-        // converges to the upright solution and not to a mirrored or upside-down one.
         const double iod = std::max(1.0, std::hypot(image[3].x - image[2].x, image[3].y - image[2].y));
         const double z = f * 450.0 / iod;
         cv::Vec3d rvec(0, 0, 0), tvec((image[0].x - width / 2.0) * z / f, (image[0].y - height / 2.0) * z / f, z);
@@ -437,14 +774,7 @@ wv_status wv_head_pose(const float *xy, int width, int height, float *yaw, float
             return WV_INTERNAL;
         cv::Matx33d R;
         cv::Rodrigues(rvec, R);
-        cv::Matx33d Rq, Qq;
-        cv::Vec3d angles = cv::RQDecomp3x3(R, Rq, Qq);  // degrees about x, y, z
-        // About y: positive turns the face's +x (its left side... in the image's right) away from camera.
-        *pitch = static_cast<float>(-angles[0]);
-        *yaw = static_cast<float>(angles[1]);
-        *roll = static_cast<float>(angles[2]);
-        if (!std::isfinite(*yaw) || !std::isfinite(*pitch) || !std::isfinite(*roll)) return WV_INTERNAL;
-        return WV_OK;
+        return pose_angles(R, yaw, pitch, roll) ? WV_OK : WV_INTERNAL;
     } catch (...) {
         return WV_INTERNAL;
     }

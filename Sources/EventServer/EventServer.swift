@@ -87,6 +87,7 @@ public final class EventServer: @unchecked Sendable {
     private var closed = false
     private var started = false
     private var publishEncoder = LineEncoder()
+    private let coefficientsWriter = CoefficientsLineWriter()
 
     private let finished = DispatchSemaphore(value: 0)
     private var serverThread: Thread?
@@ -193,7 +194,13 @@ public final class EventServer: @unchecked Sendable {
 
     /// Queues a coefficients line for every client that asked for `coefficients: true`.
     public func publish(coefficients: CoefficientsLine) {
-        guard let bytes = encodeForPublish(coefficients) else { return }
+        // Every frame: written directly (the same bytes as JSONEncoder's, see CoefficientsLineWriter);
+        // JSONEncoder only for what the writer leaves to it, and to report a line too long.
+        lock.lock()
+        let direct = coefficientsWriter.line(coefficients)
+        lock.unlock()
+        guard let bytes = direct.flatMap({ $0.count <= LineSplitter.protocolLimit + 1 ? $0 : nil })
+            ?? encodeForPublish(coefficients) else { return }
         enqueue(bytes) { $0.coefficients }
     }
 

@@ -30,7 +30,12 @@ public final class Calibration {
     private var count = 0
     private var next = 0
     private var lastSampleTime = -Double.infinity
-    private var scratch: [Float]
+    /// For each entry of `percentiles` (row k = elements k * capacity ..< (k + 1) * capacity), that
+    /// measure's values in `ring`, ascending in their first `count` places (NaN after every number).
+    /// Kept up to date by one binary-search removal and insertion per sample instead of a sort per
+    /// measure per sample: the same sorted values, so the same percentiles, in O(capacity) not
+    /// O(capacity log capacity).
+    private var sorted: [Float]
 
     /// Percentile (0...1) of each measure's history that is taken as neutral.
     static let percentiles: [(WritableKeyPath<FaceMeasures, Float>, Float)] = [
@@ -45,7 +50,7 @@ public final class Calibration {
         neutral = prior
         let capacity = max(8, Int(settings.windowSeconds * settings.samplesPerSecond))
         ring = Array(repeating: prior, count: capacity)
-        scratch = Array(repeating: 0, count: capacity)
+        sorted = Array(repeating: 0, count: capacity * Self.percentiles.count)
     }
 
     /// Number of samples learned so far (at most the ring's capacity).
@@ -59,23 +64,64 @@ public final class Calibration {
         neutral = prior
     }
 
-    /// Adds `m` measured at `time` seconds (frame timestamp) and updates `neutral`.
+    /// Adds `m` measured at `time` seconds (frame timestamp) and updates `neutral`. Samples closer than
+    /// 1 / `samplesPerSecond` to the last one are ignored (unless time went backwards). No allocation.
     public func observe(_ m: FaceMeasures, time: Double) {
         guard time - lastSampleTime >= 1 / settings.samplesPerSecond || time < lastSampleTime else { return }
         lastSampleTime = time
+        let capacity = ring.count
+        let evicted: FaceMeasures? = count == capacity ? ring[next] : nil
         ring[next] = m
-        next = (next + 1) % ring.count
-        count = min(count + 1, ring.count)
+        next = (next + 1) % capacity
+        let kept = evicted == nil ? count : count - 1  // values left in each row once the evicted one is out
+        count = min(count + 1, capacity)
         let w = Float(settings.priorWeight)
         let n = Float(count)
-        for (key, p) in Self.percentiles {
-            for i in 0..<count { scratch[i] = ring[i][keyPath: key] }
-            scratch[0..<count].sort()
-            let position = p * Float(count - 1)
-            let lo = Int(position), hi = min(count - 1, lo + 1)
-            let frac = position - Float(lo)
-            let estimate = scratch[lo] * (1 - frac) + scratch[hi] * frac
-            neutral[keyPath: key] = (w * prior[keyPath: key] + n * estimate) / (w + n)
+        sorted.withUnsafeMutableBufferPointer { all in
+            for (k, (key, p)) in Self.percentiles.enumerated() {
+                let row = all.baseAddress! + k * capacity
+                if let evicted { Self.remove(evicted[keyPath: key], from: row, count: kept + 1) }
+                Self.insert(m[keyPath: key], into: row, count: kept)
+                let position = p * Float(count - 1)
+                let lo = Int(position), hi = min(count - 1, lo + 1)
+                let frac = position - Float(lo)
+                let estimate = row[lo] * (1 - frac) + row[hi] * frac
+                neutral[keyPath: key] = (w * prior[keyPath: key] + n * estimate) / (w + n)
+            }
         }
+    }
+
+    /// The order of `sorted`'s rows: ascending, NaN after every number.
+    @inline(__always)
+    private static func precedes(_ a: Float, _ b: Float) -> Bool { a < b || (b.isNaN && !a.isNaN) }
+
+    /// The first index of `row[0..<count]` whose value does not precede `value`.
+    private static func lowerBound(_ value: Float, in row: UnsafeMutablePointer<Float>, count: Int) -> Int {
+        var lo = 0, hi = count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if precedes(row[mid], value) { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// Removes one occurrence of `value` from the ascending `row[0..<count]` (which holds it).
+    private static func remove(_ value: Float, from row: UnsafeMutablePointer<Float>, count: Int) {
+        var i = min(lowerBound(value, in: row, count: count), count - 1)
+        while i < count - 1 {
+            row[i] = row[i + 1]
+            i += 1
+        }
+    }
+
+    /// Inserts `value` into the ascending `row[0..<count]`, which has room for one more.
+    private static func insert(_ value: Float, into row: UnsafeMutablePointer<Float>, count: Int) {
+        let i = lowerBound(value, in: row, count: count)
+        var j = count
+        while j > i {
+            row[j] = row[j - 1]
+            j -= 1
+        }
+        row[i] = value
     }
 }

@@ -204,13 +204,7 @@ public final class FaceTracker {
     /// Looks at `face` upright and at a fixed size: fills `crop` through the similarity transform of
     /// `TrackedFace.cropToFrame`.
     private func warp(_ buffer: PixelBuffer, around face: TrackedFace) {
-        var m = face.cropToFrame
-        _ = withUnsafePointer(to: &m) { p in
-            p.withMemoryRebound(to: Float.self, capacity: 6) { m in
-                wv_warp_affine(buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width), m,
-                               crop.gray, Int32(TrackedFace.cropSize), Int32(TrackedFace.cropSize))
-            }
-        }
+        AffineWarp.warp(buffer, matrix: face.cropToFrame, into: crop)
         if settings.normalizeContrast {
             let b = face.cropBox
             _ = wv_normalize_contrast(crop.gray, Int32(TrackedFace.cropSize), Int32(TrackedFace.cropSize),
@@ -245,6 +239,8 @@ public final class FaceTracker {
 
     /// Half the side of the square searched by `verifyInCrop`, in predicted-box widths.
     static let verifyReach: Float = 1.0
+    /// Widest face `verifyInCrop` accepts as the tracked one, in predicted-box widths.
+    static let verifyMaximumGrowth: Float = 1.6
 
     /// HOG detection in the upright crop; the face nearest the predicted box, if plausibly the same face.
     private func verifyInCrop(_ predicted: PixelRect) throws -> PixelRect? {
@@ -253,7 +249,9 @@ public final class FaceTracker {
         // Only around the predicted box: HOG's cost is proportional to the pixels searched.
         let c0 = predicted.center, reach = predicted.width * Self.verifyReach
         let region = PixelRect(x: c0.x - reach, y: c0.y - reach, width: 2 * reach, height: 2 * reach)
-        let faces = try detector.detect(in: crop, region: region, scale: 0.7)
+        // Boxes 1.6 predicted widths or wider are not accepted below, so the pyramid stops short of them.
+        let faces = try detector.detect(in: crop, region: region, scale: 0.7,
+                                        maximumWidth: predicted.width * Self.verifyMaximumGrowth)
         timings.detection += Double(clock.nanoseconds() - t0) / 1e9
         let c = predicted.center
         let best = faces.min { a, b in
@@ -263,7 +261,7 @@ public final class FaceTracker {
         guard let best else { return nil }
         let d = best.center - c
         guard (d * d).sum().squareRoot() < predicted.width * 0.5, best.width > predicted.width * 0.6,
-              best.width < predicted.width * 1.6 else { return nil }
+              best.width < predicted.width * Self.verifyMaximumGrowth else { return nil }
         return best
     }
 
@@ -361,5 +359,26 @@ extension FaceObservation {
         o.pose.yaw = -pose.yaw
         o.pose.roll = -pose.roll
         return o
+    }
+}
+
+/// Bilinear resampling of a grey frame through an affine map (see `wv_warp_affine`).
+enum AffineWarp {
+    /// Fills `out` (its current size) with `buffer` seen through `matrix`, the row-major 2x3 affine map
+    /// from `out`'s pixel coordinates to `buffer`'s (bilinear, border replicated): byte for byte what
+    /// OpenCV's `warpAffine` gives, or OpenCV's own result when `opencv` is true (for tests; allocates).
+    /// Thread-safe for distinct `out` buffers; no heap allocation (outputs up to 1024 px wide).
+    /// - Returns: false if the C call rejected its arguments.
+    @discardableResult
+    static func warp(_ buffer: PixelBuffer, matrix: (Float, Float, Float, Float, Float, Float), into out: PixelBuffer,
+                     opencv: Bool = false) -> Bool {
+        var m = matrix
+        return withUnsafePointer(to: &m) { p in
+            p.withMemoryRebound(to: Float.self, capacity: 6) { m in
+                (opencv ? wv_warp_affine_opencv : wv_warp_affine)(
+                    buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width), m,
+                    out.gray, Int32(out.width), Int32(out.height)) == WV_OK
+            }
+        }
     }
 }

@@ -102,9 +102,13 @@ public final class FaceDetector: @unchecked Sendable {
     ///   - scale: resize factor applied to the region before detection (0 < scale <= 4). dlib finds boxes of
     ///     about 80 px or more after scaling.
     ///   - upsample: further x2 pyramid steps (0...3).
+    ///   - maximumWidth: boxes wider than about this (frame pixels) are not looked for: dlib's pyramid
+    ///     stops at the last level whose nominal boxes are at most this wide (see `wv_detect`), saving the
+    ///     time of its smaller levels; the levels searched find what they find without it (`nil`: every
+    ///     size).
     /// - Throws: `FaceTrackingError.internal` if dlib fails.
     public func detect(in buffer: PixelBuffer, region: PixelRect? = nil, scale: Float, upsample: Int = 0,
-                       adjustThreshold: Float = 0) throws -> [PixelRect] {
+                       adjustThreshold: Float = 0, maximumWidth: Float? = nil) throws -> [PixelRect] {
         var x0 = 0, y0 = 0, x1 = buffer.width, y1 = buffer.height
         if let r = region {
             x0 = max(0, Int(r.minX.rounded(.down)))
@@ -117,7 +121,7 @@ public final class FaceDetector: @unchecked Sendable {
         let origin = buffer.gray + (y0 * buffer.width + x0)
         let status = boxes.withUnsafeMutableBufferPointer { out in
             wv_detect(handle, origin, Int32(x1 - x0), Int32(y1 - y0), Int32(buffer.width), scale, Int32(upsample),
-                      adjustThreshold, out.baseAddress, Int32(out.count), &count)
+                      adjustThreshold, maximumWidth ?? 0, out.baseAddress, Int32(out.count), &count)
         }
         guard status == WV_OK else {
             throw FaceTrackingError(.internal, subject: "face detector", reason: "failed (status \(status.rawValue))")
@@ -164,16 +168,13 @@ enum FaceMeasure {
     static func observe(_ landmarks: Landmarks, box: PixelRect, in buffer: PixelBuffer,
                         scratch: UnsafeMutableBufferPointer<Float>) -> FaceObservation {
         var measure = wv_face_measure()
-        var yaw: Float = 0, pitch: Float = 0, roll: Float = 0
         for i in 0..<68 {
             scratch[2 * i] = landmarks[i].x
             scratch[2 * i + 1] = landmarks[i].y
         }
         _ = wv_measure_face(buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width),
                             scratch.baseAddress, &measure)
-        let poseStatus = wv_head_pose(scratch.baseAddress, Int32(buffer.width), Int32(buffer.height),
-                                      &yaw, &pitch, &roll)
-        let pose = poseStatus == WV_OK ? HeadPose(yaw: yaw, pitch: pitch, roll: roll) : .frontal
+        let pose = headPose(scratch.baseAddress!, width: buffer.width, height: buffer.height) ?? .frontal
         return FaceObservation(
             landmarks: landmarks, box: box, pose: pose,
             leftEye: EyeEvidence(irisContrast: measure.left_eye.iris_contrast,
@@ -183,5 +184,16 @@ enum FaceMeasure {
             quality: FaceQuality(interocularPixels: landmarks.distance(36, 45),
                                  medianBrightness: measure.median_brightness,
                                  visibleFraction: measure.visible_fraction))
+    }
+}
+
+extension FaceMeasure {
+    /// Head pose from 68 landmarks (`xy`: 136 floats, x0, y0, x1, ..., frame pixels) in a `width` x
+    /// `height` frame (see `wv_head_pose`); `nil` if the solver fails. `opencv` solves with OpenCV's
+    /// `solvePnP` instead, to check winkd's solver against it (tests only: it allocates). Thread-safe.
+    static func headPose(_ xy: UnsafePointer<Float>, width: Int, height: Int, opencv: Bool = false) -> HeadPose? {
+        var yaw: Float = 0, pitch: Float = 0, roll: Float = 0
+        let status = (opencv ? wv_head_pose_opencv : wv_head_pose)(xy, Int32(width), Int32(height), &yaw, &pitch, &roll)
+        return status == WV_OK ? HeadPose(yaw: yaw, pitch: pitch, roll: roll) : nil
     }
 }

@@ -12,6 +12,8 @@ public final class FramePipeline {
     public let tracker: FaceTracker
     public let engine: ExpressionEngine
     public let configuration: Configuration
+    /// The last coefficient line's values, kept so the next line reuses the dictionary's storage.
+    private var lineValues: [String: Double] = [:]
 
     /// - Throws: `FaceTrackingError` (exit 78) if a profile or the model is wrong.
     public init(configuration: Configuration, predictor: ShapePredictor, prior: FaceMeasures? = nil) {
@@ -39,8 +41,11 @@ public final class FramePipeline {
     /// The coefficient line for the last frame with a face (values rounded to 3 decimals), or `nil`.
     public func coefficientsLine(info: FrameInfo) -> CoefficientsLine? {
         guard engine.facePresent else { return nil }
-        var values: [String: Double] = [:]
+        // The same keys every frame: overwritten in place (no allocation once the last line is released).
+        var values = lineValues
+        lineValues = [:]
         values.reserveCapacity(BlendShape.count + 3)
+        defer { lineValues = values }
         for shape in BlendShape.allCases { values[shape.rawValue] = rounded(Double(engine.coefficients[shape]), places: 3) }
         values["headYaw"] = rounded(Double(engine.pose.yaw), places: 1)
         values["headPitch"] = rounded(Double(engine.pose.pitch), places: 1)

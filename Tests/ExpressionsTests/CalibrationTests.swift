@@ -46,4 +46,100 @@ struct CalibrationTests {
         #expect(c[.eyeBlinkLeft] == 1)
         #expect(c[.eyeBlinkRight] == 0)
     }
+
+    /// The incremental percentiles equal the original sort-per-sample algorithm's, bit for bit, on random
+    /// sequences with repeated values, signed zeros, skipped samples, time going backwards and a ring that
+    /// wraps several times.
+    @Test func incrementalPercentilesEqualSortingEverySample() {
+        var rng = SplitMix(seed: 0x5eed)
+        for trial in 0..<4 {
+            var settings = Calibration.Settings()
+            settings.windowSeconds = [1, 3, 6, 60][trial % 4]
+            settings.samplesPerSecond = 10
+            let calibration = Calibration(prior: CoefficientModel.populationNeutral, settings: settings)
+            var reference = SortingCalibration(prior: CoefficientModel.populationNeutral, settings: settings)
+            var t = 0.0
+            for step in 0..<1200 {
+                var m = FaceMeasures()
+                for key in SortingCalibration.keys {
+                    // Few distinct values (ties), zeros of both signs, and a wide spread.
+                    let r = rng.next() % 10
+                    m[keyPath: key] = r == 0 ? -0.0 : r == 1 ? 0.0 : r < 5 ? Float(rng.next() % 4) / 4
+                        : Float(Int(rng.next() % 20_001) - 10_000) / 997
+                }
+                t += step % 97 == 0 ? -2.5 : [0.05, 0.1, 0.1, 0.2][Int(rng.next() % 4)]
+                if step == 600 { calibration.reset(); reference.reset() }
+                calibration.observe(m, time: t)
+                reference.observe(m, time: t)
+                #expect(calibration.samples == reference.count)
+                let keys = SortingCalibration.keys
+                #expect(keys.map { calibration.neutral[keyPath: $0] } == keys.map { reference.neutral[keyPath: $0] },
+                        "trial \(trial) step \(step)")
+            }
+        }
+    }
+}
+
+/// The calibration's original algorithm (a full sort per measure per sample), as the reference for
+/// `incrementalPercentilesEqualSortingEverySample`.
+private struct SortingCalibration {
+    static let percentiles: [(WritableKeyPath<FaceMeasures, Float>, Float)] = [
+        (\.eyeAspectLeft, 0.7), (\.eyeAspectRight, 0.7), (\.irisLeft, 0.7), (\.irisRight, 0.7),
+        (\.jawDrop, 0.25), (\.lipGap, 0.25), (\.mouthWidth, 0.2), (\.cornerLiftLeft, 0.2),
+        (\.cornerLiftRight, 0.2), (\.innerBrowHeight, 0.4), (\.browHeightLeft, 0.5), (\.browHeightRight, 0.5),
+    ]
+    static var keys: [WritableKeyPath<FaceMeasures, Float>] { percentiles.map(\.0) }
+    let settings: Calibration.Settings
+    let prior: FaceMeasures
+    var neutral: FaceMeasures
+    var ring: [FaceMeasures]
+    var count = 0
+    var next = 0
+    var lastSampleTime = -Double.infinity
+
+    init(prior: FaceMeasures, settings: Calibration.Settings) {
+        self.settings = settings
+        self.prior = prior
+        neutral = prior
+        ring = Array(repeating: prior, count: max(8, Int(settings.windowSeconds * settings.samplesPerSecond)))
+    }
+
+    mutating func reset() {
+        count = 0
+        next = 0
+        lastSampleTime = -.infinity
+        neutral = prior
+    }
+
+    mutating func observe(_ m: FaceMeasures, time: Double) {
+        guard time - lastSampleTime >= 1 / settings.samplesPerSecond || time < lastSampleTime else { return }
+        lastSampleTime = time
+        ring[next] = m
+        next = (next + 1) % ring.count
+        count = min(count + 1, ring.count)
+        let w = Float(settings.priorWeight)
+        let n = Float(count)
+        for (key, p) in Self.percentiles {
+            var scratch = (0..<count).map { ring[$0][keyPath: key] }
+            scratch.sort()
+            let position = p * Float(count - 1)
+            let lo = Int(position), hi = min(count - 1, lo + 1)
+            let frac = position - Float(lo)
+            let estimate = scratch[lo] * (1 - frac) + scratch[hi] * frac
+            neutral[keyPath: key] = (w * prior[keyPath: key] + n * estimate) / (w + n)
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64) so failures reproduce.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }

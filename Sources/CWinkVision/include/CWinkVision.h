@@ -1,5 +1,6 @@
 // CWinkVision: dlib's HOG frontal face detector and 68-point shape predictor, plus the per-eye pixel
-// measure and OpenCV solvePnP head pose, behind a plain C interface.
+// measure, the upright-crop warp and solvePnP's head pose (both computed as OpenCV does, without it on
+// the frame path), behind a plain C interface.
 //
 // Conventions: images are 8-bit grey, `width` x `height` pixels, rows `stride` bytes apart, origin at the
 // top-left. Coordinates are full-frame pixels (x right, y down). Every call returns a wv_status; no C++
@@ -43,10 +44,15 @@ void wv_detector_destroy(wv_detector *detector);
 /// INTER_LINEAR when enlarging) and then upsampled `upsample` (0...3) times by dlib's pyramid (each step
 /// x2) before detection; boxes come back in the input's pixels, largest first. dlib's HOG detector finds
 /// faces whose box is about 80 px or more after scaling. `adjust_threshold` shifts the SVM threshold
-/// (0 = dlib's default; negative finds more, less certain faces). To search a region of interest, pass a
-/// pointer to its first pixel with the full frame's stride and add the region's origin to the boxes. At most `capacity` boxes are written; `*count` receives how many were written.
+/// (0 = dlib's default; negative finds more, less certain faces). `max_width` (input pixels; 0 = no limit)
+/// stops dlib's image pyramid at the last level whose nominal boxes (73 px at the first level, 6/5 wider
+/// per level) are at most that wide, so the smaller pyramid levels cost no time and no box much wider
+/// comes back (dlib's boxes vary a few percent about a level's nominal width); the levels searched are
+/// searched exactly as without a limit (the first level always). To search a region of interest, pass a
+/// pointer to its first pixel with the full frame's stride and add the region's origin to the boxes. At
+/// most `capacity` boxes are written; `*count` receives how many were written.
 wv_status wv_detect(wv_detector *detector, const uint8_t *gray, int width, int height, int stride,
-                    float scale, int upsample, float adjust_threshold,
+                    float scale, int upsample, float adjust_threshold, float max_width,
                     wv_rect *out, int capacity, int *count);
 
 /// Loads a dlib shape_predictor file. On failure writes a one-line reason (no path) into `message`.
@@ -72,9 +78,18 @@ wv_status wv_predict_dlib(wv_predictor *predictor, const uint8_t *gray, int widt
 
 /// Resamples the grey frame into `out` (`out_width` x `out_height`, stride = out_width) through the affine
 /// map `m` (row-major 2x3) that takes OUTPUT pixel coordinates to FRAME pixel coordinates (bilinear,
-/// border replicated). Used to look at a tracked face upright and at a fixed size.
+/// border replicated). Used to look at a tracked face upright and at a fixed size. Byte for byte the
+/// result of OpenCV's cv::warpAffine (INTER_LINEAR | WARP_INVERSE_MAP, BORDER_REPLICATE; see
+/// `wv_warp_affine_opencv`), computed with OpenCV's fixed-point arithmetic in about half its time (AVX2;
+/// scalar in a WINK_PORTABLE build), without heap allocation for outputs up to 1024 pixels wide (wider
+/// ones go through OpenCV). Thread-safe.
 wv_status wv_warp_affine(const uint8_t *gray, int width, int height, int stride, const float *m,
                          uint8_t *out, int out_width, int out_height);
+
+/// `wv_warp_affine` through OpenCV's own cv::warpAffine, to check it against OpenCV: for tests, not
+/// for the frame path (it allocates). Thread-safe.
+wv_status wv_warp_affine_opencv(const uint8_t *gray, int width, int height, int stride, const float *m,
+                                uint8_t *out, int out_width, int out_height);
 
 /// When the pixels of `box` are dark (mean below 70 grey levels), smooths the grey image in place with a
 /// 3x3 Gaussian and stretches its contrast so that `box` has a mean of 128 and a standard deviation of 48
@@ -112,10 +127,18 @@ wv_status wv_measure_face(const uint8_t *gray, int width, int height, int stride
 /// Thread-safe; idempotent.
 void wv_opencv_single_thread(void);
 
-/// Head pose from 68 landmarks by OpenCV `solvePnP` (iterative) against a generic 3D face, with a pinhole
-/// camera of focal length = image width and the principal point at the image centre.
-/// Writes yaw, pitch, roll in degrees (see WinkCore.HeadPose for signs).
+/// Head pose from 68 landmarks (`xy`, 136 floats, frame pixels): the rotation of a generic 3D face (7
+/// points: nose tip, chin, outer eye corners, mouth corners, nose root) fitted through a pinhole camera of
+/// focal length = image width and the principal point at the image centre, from a frontal face at the
+/// distance the eye corners imply, by OpenCV `solvePnP`'s SOLVEPNP_ITERATIVE Levenberg-Marquardt
+/// replicated step for step (`wv_head_pose_opencv` calls OpenCV itself): the same angles to rounding, in
+/// about a tenth of the time and without heap allocation. Writes yaw, pitch, roll in degrees (see
+/// WinkCore.HeadPose for signs). Thread-safe.
 wv_status wv_head_pose(const float *xy, int width, int height, float *yaw, float *pitch, float *roll);
+
+/// `wv_head_pose` through OpenCV's cv::solvePnP (SOLVEPNP_ITERATIVE, same model, camera and start), to
+/// check it against OpenCV: for tests, not for the frame path (it allocates). Thread-safe.
+wv_status wv_head_pose_opencv(const float *xy, int width, int height, float *yaw, float *pitch, float *roll);
 
 #ifdef __cplusplus
 }
