@@ -33,7 +33,8 @@ public struct Arguments {
     }
 
     /// The value after `--name` (or `--name=value`), if present.
-    /// - Throws: `UsageError` when the flag has no value.
+    /// - Throws: `UsageError` when the flag has no value or an empty one (`--socket ""`): no option of
+    ///   winkd or winkctl takes an empty string.
     public mutating func option(_ name: String) throws -> String? {
         var value: String?
         for i in items.indices where !used[i] {
@@ -47,6 +48,7 @@ public struct Arguments {
                 value = String(items[i].dropFirst(name.count + 1))
             }
         }
+        if value?.isEmpty == true { throw UsageError("\(name) needs a value, not an empty string") }
         return value
     }
 

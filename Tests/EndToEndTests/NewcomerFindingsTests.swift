@@ -30,6 +30,15 @@ struct NewcomerFindingsTests {
         #expect(r.status == 64 && r.stderrLines.count == 1)
     }
 
+    /// `winkd --socket ""` used to try to bind an empty path and exit 69 ("winkd: : empty socket path").
+    @Test func anEmptyOptionValueIsAUsageError() throws {
+        let r = try Binaries.run("winkd", ["--socket", "", "--source", Binaries.fixture("video/single_face.mp4")])
+        #expect(r.status == 64)
+        #expect(r.stderrLines.first == "winkd: --socket needs a value, not an empty string", "\(r.stderr)")
+        let e = try Binaries.run("winkctl", ["analyze", Binaries.fixture("video/single_face.mp4"), "--config="])
+        #expect(e.status == 64 && e.stderr.contains("--config needs a value"), "\(e.stderr)")
+    }
+
     @Test func overlayRefusesToOverwriteItsInput() throws {
         let dir = try Binaries.temporaryDirectory()
         let input = dir.appendingPathComponent("face.jpg")
