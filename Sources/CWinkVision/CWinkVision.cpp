@@ -539,10 +539,12 @@ wv_status wv_predictor_load(const char *path, wv_predictor **out, char *message,
             dlib::deserialize(model, in);
         } catch (const std::exception &e) {
             delete predictor;
+            // dlib nests its reason in "while deserializing ..." lines: the first line is the one to tell.
             std::string what = e.what();
-            for (auto &c : what) if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+            what = what.substr(0, what.find_first_of("\r\n"));
+            for (auto &c : what) if (c == '\t') c = ' ';
             while (!what.empty() && what.back() == ' ') what.pop_back();
-            write_message(message, message_len, "not a dlib shape predictor (" + what + ")");
+            write_message(message, message_len, "not a dlib shape predictor, or a truncated one (" + what + ")");
             return WV_MODEL_NOT_DLIB;
         }
         if (model.num_parts() != 68) {

@@ -68,6 +68,37 @@ struct DaemonTests {
         }
     }
 
+    /// Clients are greeted before the model loads; when it then fails (here a model cut off at 90 MB,
+    /// which passes the quick header check), each connected client is told `bye` with the reason and
+    /// winkd exits 78 with one line naming the file.
+    @Test func aModelThatFailsAfterTheGreetingSaysByeToClients() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let model = dir.appendingPathComponent("truncated.dat")
+        let whole = try Data(contentsOf: URL(fileURLWithPath: "/usr/share/dlib/shape_predictor_68_face_landmarks.dat"))
+        try whole.prefix(90_000_000).write(to: model)
+        let socket = dir.appendingPathComponent("events.sock").path
+        let p = Process()
+        p.executableURL = Binaries.directory.appendingPathComponent("winkd")
+        p.arguments = ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--model", model.path]
+        p.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": dir.path]) { $1 }
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        try waitForSocket(socket)
+        let r = try Binaries.run("winkctl", ["events", "--socket", socket])
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 78)
+        let types = r.stdoutLines.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["type"] as? String
+        }
+        #expect(types == ["hello", "bye"], "\(r.stdout)")
+        #expect(r.stdoutLines.last?.contains("startup_failed") == true)
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(message.split(separator: "\n").count == 1, "\(message)")
+        #expect(message.contains(model.path) && message.contains("truncated"), "\(message)")
+    }
+
     @Test func subscribedClientGetsOnlyItsEvents() throws {
         let dir = try Binaries.temporaryDirectory()
         let socket = dir.appendingPathComponent("events.sock").path
