@@ -57,8 +57,8 @@ public final class EventServer: @unchecked Sendable {
 
     /// The socket's path; nil for an inherited socket without a filesystem name.
     public let path: String?
-    /// The event names announced in `hello` and accepted in `subscribe`.
-    public let eventNames: [String]
+    /// The event names announced in `hello` and accepted in `subscribe` (changed by `announce`).
+    public var eventNames: [String] { lock.withLock { announced.names } }
     public let options: Options
 
     /// Called on the server thread with the new number of connected clients after each connect and
@@ -76,11 +76,21 @@ public final class EventServer: @unchecked Sendable {
     private let boundIdentity: (dev: UInt64, ino: UInt64)?
     private let wakeRead: Int32
     private let wakeWrite: Int32
-    private let knownEvents: Set<String>
-    private let helloBytes: [UInt8]
+    /// What `hello` says and `subscribe` accepts; replaced whole by `announce`.
+    private struct Announcement {
+        var names: [String]
+        var known: Set<String>
+        var hello: [UInt8]
+        init(_ names: [String]) throws {
+            self.names = names
+            known = Set(names)
+            hello = Array(try LineEncoder().line(HelloLine(events: names)))
+        }
+    }
 
     // Guarded by `lock`.
     private let lock = NSLock()
+    private var announced: Announcement
     private var clients: [Int: Client] = [:]
     private var wakePending = false
     private var stopReason: String?
@@ -145,11 +155,9 @@ public final class EventServer: @unchecked Sendable {
         listenFD = fd
         self.path = path
         boundIdentity = identity
-        self.eventNames = eventNames
-        knownEvents = Set(eventNames)
+        announced = try Announcement(eventNames)
         self.options = options
         self.log = log
-        helloBytes = Array(try LineEncoder().line(HelloLine(events: eventNames)))
         // The pipe last: a throw before every property is set runs no deinit (which would close `fd`).
         do {
             (wakeRead, wakeWrite) = try Syscalls.pipe()
@@ -387,7 +395,7 @@ public final class EventServer: @unchecked Sendable {
             let now = Syscalls.monotonicSeconds()
             let client = Client(id: nextClientID, fd: fd, peer: peer, capacity: options.queueCapacity, now: now)
             nextClientID += 1
-            client.push(helloBytes, now: now)
+            client.push(lock.withLock { announced.hello }, now: now)
             lock.lock()
             clients[client.id] = client
             lock.unlock()
@@ -434,7 +442,8 @@ public final class EventServer: @unchecked Sendable {
             lock.lock()
             var subscription = client.subscription
             lock.unlock()
-            let ok = try subscription.apply(message, knownEvents: knownEvents)
+            let known = lock.withLock { announced.known }
+            let ok = try subscription.apply(message, knownEvents: known)
             lock.lock()
             client.subscription = subscription  // written only here, on the server thread
             lock.unlock()
@@ -636,5 +645,17 @@ private final class Client {
             progressMark = now
         }
         queue.push(line)
+    }
+}
+
+extension EventServer {
+    /// Replaces the event names announced in `hello` to clients that connect from now on and accepted in
+    /// their `subscribe` requests (the daemon calls it after a SIGHUP reload changed the analyzer table).
+    /// Connected clients keep their subscriptions; a name no longer announced simply has no more events.
+    /// Thread-safe.
+    /// - Throws: an encoding error if a name cannot be written as JSON (it cannot: names are strings).
+    public func announce(eventNames: [String]) throws {
+        let fresh = try Announcement(eventNames)
+        lock.withLock { announced = fresh }
     }
 }

@@ -140,7 +140,7 @@ public final class Daemon: @unchecked Sendable {
         // Listen first, so clients can connect at once and are greeted at once; the model and the source are
         // checked next (clients wait for frames meanwhile), and a failure there says bye to them and
         // removes the socket again.
-        let names = [EventName.faceFound, EventName.faceLost] + configuration.analyzers.map(\.event)
+        let names = Self.eventNames(configuration)
         let serverOptions = EventServer.Options(mode: configuration.socketMode,
                                                 maximumClients: configuration.maximumClients)
         // Until start-up succeeds the server stays quiet: a failed start prints its one error line only.
@@ -693,6 +693,11 @@ public final class Daemon: @unchecked Sendable {
     /// Reads the configuration file and overlay layout again; on any problem keeps the old ones.
     /// - Returns: whether the new configuration is in use.
     @discardableResult
+    /// The names `hello` announces: the face's arrival and departure, then the analyzer table's events.
+    static func eventNames(_ configuration: Configuration) -> [String] {
+        [EventName.faceFound, EventName.faceLost] + configuration.analyzers.map(\.event)
+    }
+
     func reload() -> Bool {
         guard let path = configuration.path else {
             publish(StatusLine(state: "reload_ok", message: "no configuration file; nothing to reload"))
@@ -702,6 +707,7 @@ public final class Daemon: @unchecked Sendable {
             var fresh = try Configuration.load(path: path)
             if options.mirroredFlag { fresh.mirrored = true }
             let freshRenderer = try Self.loadRenderer(fresh)
+            try server.announce(eventNames: Self.eventNames(fresh))  // for clients connecting from now on
             endFace()  // the old engine ends a present face; the new one finds it again
             let (personalised, prior) = try fresh.applyingProfile()
             pipeline = FramePipeline(configuration: personalised, predictor: predictor, prior: prior)

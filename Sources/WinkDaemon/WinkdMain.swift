@@ -42,17 +42,28 @@ public enum WinkdMain {
             // SIGHUP: reload the configuration file and overlay layout between two frames.
             signal(SIGHUP, SIG_IGN)
             let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-            hangup.setEventHandler { current.withLock { $0 }?.requestReload() }
+            // A SIGHUP while the daemon is still starting (loading the model) is kept and carried out once
+            // it runs: the file may have changed after start-up read it.
+            hangup.setEventHandler {
+                let daemon = current.withLock { daemon -> Daemon? in
+                    if daemon == nil { reloadWhileStarting.withLock { $0 = true } }
+                    return daemon
+                }
+                daemon?.requestReload()
+            }
             hangup.resume()
             signalSources.append(hangup)
             let daemon = try Daemon(options: options, observer: observer) { level, message in
                 FileHandle.standardError.write(Data("<\(level.rawValue)>winkd: \(message)\n".utf8))
             }
             current.withLock { $0 = daemon }
+            if reloadWhileStarting.withLock({ $0 }) { daemon.requestReload() }
             return daemon.run()
         }
     }
 
     nonisolated(unsafe) static var signalSources: [DispatchSourceSignal] = []
     static let current = Mutex<Daemon?>(nil)
+    /// A SIGHUP came before `current` was set (guarded with `current`'s lock held, so none is lost).
+    static let reloadWhileStarting = Mutex(false)
 }

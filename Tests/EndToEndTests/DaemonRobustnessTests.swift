@@ -120,6 +120,37 @@ struct DaemonRobustnessTests {
         #expect(stop(daemon) == 0)
     }
 
+    /// A row added by a SIGHUP reload is announced in `hello` to clients connecting afterwards, and they
+    /// can subscribe to it (it used to be missing until a restart, and `subscribe` refused it). The SIGHUP
+    /// here comes while winkd is still loading the model (clients are greeted before that): it used to be
+    /// dropped, and is now carried out once start-up ends.
+    @Test func aRowAddedByReloadIsAnnouncedAndSubscribable() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let socket = dir.appendingPathComponent("s.sock").path
+        let config = dir.appendingPathComponent("winkd.json")
+        try Data(#"{"analyzers": [{"event": "smile", "enter": 0.6}]}"#.utf8).write(to: config)
+        let daemon = try start(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
+                                "--config", config.path, "--loop"])
+        let first = try #require(connect(socket))
+        let hello = first.read(for: 5) { $0.contains { $0.contains("\"hello\"") } }
+        #expect(hello.contains { $0.contains("\"hello\"") && !$0.contains("browRaise") }, "\(hello)")
+        first.send(#"{"type":"subscribe","id":1,"events":["smile"],"coefficients":true}"#)
+
+        try Data(#"{"analyzers": [{"event": "browRaise", "value": "browInnerUp", "enter": 0.5, "exit": 0.3}]}"#.utf8)
+            .write(to: config)
+        kill(daemon.processIdentifier, SIGHUP)
+        let reloaded = first.read(for: 5) { $0.contains { $0.contains("reload_") } }
+        #expect(reloaded.contains { $0.contains("\"reload_ok\"") }, "\(reloaded.suffix(3))")
+
+        let second = try #require(connect(socket))
+        let greeting = second.read(for: 5) { $0.contains { $0.contains("\"hello\"") } }
+        #expect(greeting.contains { $0.contains("\"hello\"") && $0.contains("\"browRaise\"") }, "\(greeting)")
+        second.send(#"{"type":"subscribe","id":7,"events":["browRaise"]}"#)
+        let reply = second.read(for: 5) { $0.contains { $0.contains("\"ok\"") || $0.contains("\"error\"") } }
+        #expect(reply.contains { $0.contains("\"ok\"") } && !reply.contains { $0.contains("\"error\"") }, "\(reply)")
+        #expect(stop(daemon) == 0)
+    }
+
     @Test func fiveHundredConnectionsLeaveTheDescriptorCountWhereItWas() throws {
         let dir = try Binaries.temporaryDirectory()
         let socket = dir.appendingPathComponent("s.sock").path
