@@ -81,11 +81,12 @@ let package = Package(
         .executableTarget(name: "FuzzConfiguration", dependencies: ["WinkDaemon"]),
 
         // MARK: Tests
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "WinkCoreTests", dependencies: ["WinkCore"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "CVideoCaptureReference"]),
-        .testTarget(name: "FaceTrackingTests", dependencies: ["FaceTracking", "Capture"]),
-        .testTarget(name: "ExpressionsTests", dependencies: ["Expressions"]),
-        .testTarget(name: "EventServerTests", dependencies: ["EventServer"]),
+        .testTarget(name: "FaceTrackingTests", dependencies: ["TestSupport", "FaceTracking", "Capture"]),
+        .testTarget(name: "ExpressionsTests", dependencies: ["TestSupport", "Expressions"]),
+        .testTarget(name: "EventServerTests", dependencies: ["TestSupport", "EventServer"]),
         .testTarget(name: "OverlayTests", dependencies: ["Overlay", "FaceTracking", "Capture"], exclude: ["Golden", "Resources"]),
         .testTarget(name: "WinkDaemonTests", dependencies: ["WinkDaemon"]),
         .testTarget(name: "EndToEndTests", dependencies: ["WinkCore"]),

@@ -1,44 +1,33 @@
 import Foundation
 import Testing
+import TestSupport
 import WinkCore
 
 /// The server writes coefficient lines with `CoefficientsLineWriter` instead of `JSONEncoder`; the bytes
 /// must be exactly `LineEncoder`'s, whatever the numbers (rounded or not, integral, negative zero, tiny,
 /// huge), the frame and timestamp (none, zero, the largest), and the key set (which may change).
 struct CoefficientsLineWriterTests {
-    /// A small deterministic generator (SplitMix64) so failures reproduce.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-    }
 
     static let keys = BlendShape.allCases.map(\.rawValue) + ["headYaw", "headPitch", "headRoll"]
 
-    func number(_ random: inout Random) -> Double {
+    func number(_ random: inout SplitMix64) -> Double {
         switch random.next() % 9 {
         case 0: return 0
         case 1: return -0.0
         case 2: return Double(Int(random.next() % 200) - 100)
-        case 3: return rounded(random.unit(), places: 3)
-        case 4: return rounded(random.unit() * 360 - 180, places: 1)
-        case 5: return random.unit() * 1e-6
-        case 6: return (random.unit() - 0.5) * 1e17
-        case 7: return random.unit()
-        default: return rounded(random.unit() * 2 - 1, places: 3)
+        case 3: return rounded(random.unitDouble(), places: 3)
+        case 4: return rounded(random.unitDouble() * 360 - 180, places: 1)
+        case 5: return random.unitDouble() * 1e-6
+        case 6: return (random.unitDouble() - 0.5) * 1e17
+        case 7: return random.unitDouble()
+        default: return rounded(random.unitDouble() * 2 - 1, places: 3)
         }
     }
 
     @Test func bytesEqualJSONEncoders() throws {
         let writer = CoefficientsLineWriter()
         let encoder = LineEncoder()
-        var random = Random(state: 99)
+        var random = SplitMix64(seed: 99)
         for trial in 0..<2000 {
             var keys = Self.keys
             if trial % 50 == 49 { keys.removeLast(Int(random.next() % 5) + 1) }  // the key set changes

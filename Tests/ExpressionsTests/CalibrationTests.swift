@@ -1,5 +1,6 @@
 import Expressions
 import Testing
+import TestSupport
 import WinkCore
 
 struct CalibrationTests {
@@ -51,7 +52,7 @@ struct CalibrationTests {
     /// sequences with repeated values, signed zeros, skipped samples, time going backwards and a ring that
     /// wraps several times.
     @Test func incrementalPercentilesEqualSortingEverySample() {
-        var rng = SplitMix(seed: 0x5eed)
+        var rng = SplitMix64(seed: 0x5eed)
         for trial in 0..<4 {
             var settings = Calibration.Settings()
             settings.windowSeconds = [1, 3, 6, 60][trial % 4]
@@ -131,15 +132,3 @@ private struct SortingCalibration {
     }
 }
 
-/// A small deterministic generator (SplitMix64) so failures reproduce.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

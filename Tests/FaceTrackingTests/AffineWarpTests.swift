@@ -2,6 +2,7 @@ import Capture
 @testable import FaceTracking
 import Foundation
 import Testing
+import TestSupport
 import WinkCore
 
 /// The tracker's upright crop and the eye patches are resampled by winkd's own bilinear warp
@@ -12,18 +13,6 @@ struct AffineWarpTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures")
 
-    /// A small deterministic generator (SplitMix64) so failures reproduce.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func unit() -> Float { Float(next() >> 40) / Float(1 << 24) }
-    }
 
     func expectSameAsOpenCV(_ source: PixelBuffer, _ m: (Float, Float, Float, Float, Float, Float), width: Int,
                             height: Int, _ what: String) {
@@ -40,11 +29,11 @@ struct AffineWarpTests {
         let source = try openMediaFile(path: Self.fixtures.appendingPathComponent("video/single_face.mp4").path)
         let frame = PixelBuffer()
         _ = try source.read(into: frame)
-        var random = Random(state: 42)
+        var random = SplitMix64(seed: 42)
         for trial in 0..<300 {
-            let s = 0.3 + 2.7 * random.unit(), roll = (random.unit() - 0.5) * 7
+            let s = 0.3 + 2.7 * random.unitFloat(), roll = (random.unitFloat() - 0.5) * 7
             let c = cos(roll) * s, n = sin(roll) * s
-            let cx = random.unit() * Float(frame.width + 300) - 150, cy = random.unit() * Float(frame.height + 300) - 150
+            let cx = random.unitFloat() * Float(frame.width + 300) - 150, cy = random.unitFloat() * Float(frame.height + 300) - 150
             let side = [320, 48, 37, 250][trial % 4], rows = trial % 4 == 1 ? 32 : side
             let h = Float(side) / 2
             let m = trial % 5 == 0 ? (s, 0, cx, 0, s, cy) : (c, -n, cx - (c - n) * h, n, c, cy - (n + c) * h)
@@ -53,15 +42,15 @@ struct AffineWarpTests {
     }
 
     @Test func tinyAndNoisyImagesGiveOpenCVsBytes() {
-        var random = Random(state: 7)
+        var random = SplitMix64(seed: 7)
         for (w, h) in [(1, 1), (2, 1), (3, 2), (4, 3), (5, 5), (17, 9), (64, 40)] {
             let image = PixelBuffer()
             image.resize(width: w, height: h)
             for i in 0..<w * h { image.gray[i] = UInt8(truncatingIfNeeded: random.next()) }
             for trial in 0..<20 {
-                let s = 0.1 + 1.5 * random.unit(), roll = (random.unit() - 0.5) * 7
+                let s = 0.1 + 1.5 * random.unitFloat(), roll = (random.unitFloat() - 0.5) * 7
                 let c = cos(roll) * s, n = sin(roll) * s
-                let m = (c, -n, random.unit() * Float(w + 4) - 2, n, c, random.unit() * Float(h + 4) - 2)
+                let m = (c, -n, random.unitFloat() * Float(w + 4) - 2, n, c, random.unitFloat() * Float(h + 4) - 2)
                 expectSameAsOpenCV(image, m, width: 8 + trial, height: 5 + trial % 3, "\(w)x\(h) image, trial \(trial)")
             }
         }
