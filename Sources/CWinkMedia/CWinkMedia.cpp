@@ -296,12 +296,9 @@ wm_status wm_video_read(wm_video *video, uint8_t *gray, uint8_t *bgr, double *ti
 
 /// cv::imread(path, IMREAD_COLOR) through the WinkCodecs plugin (see WinkCodecs.h for why a plugin).
 static wm_status read_still(const char *path, cv::Mat &image, char *message, size_t message_len) {
+    const wink_codecs_api *codecs = wink_codecs_load(message, message_len);  // says why when it fails
+    if (!codecs) return WM_INTERNAL;
     char why[640] = "";
-    const wink_codecs_api *codecs = wink_codecs_load(why, sizeof why);
-    if (!codecs) {
-        write_message(message, message_len, why);
-        return WM_INTERNAL;
-    }
     switch (codecs->imread(path, cv::IMREAD_COLOR, &image, why, sizeof why)) {
     case WINK_CODECS_OK: return WM_OK;
     case WINK_CODECS_FAILED:

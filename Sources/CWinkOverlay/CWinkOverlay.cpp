@@ -143,12 +143,9 @@ wo_status wo_png_decode(const char *path, wo_image **out, char *message, size_t 
         say(message, message_len, framing);
         return WO_NOT_DECODABLE;
     }
+    const wink_codecs_api *codecs = wink_codecs_load(message, message_len);  // says why when it fails
+    if (codecs == nullptr) return WO_INTERNAL;
     char why[640] = "";
-    const wink_codecs_api *codecs = wink_codecs_load(why, sizeof why);
-    if (codecs == nullptr) {
-        say(message, message_len, why);
-        return WO_INTERNAL;
-    }
     try {
         cv::Mat decoded;
         switch (codecs->imread(path, cv::IMREAD_UNCHANGED, &decoded, why, sizeof why)) {
@@ -317,12 +314,9 @@ wo_status wo_image_write(const char *path, const uint8_t *bgr, int width, int he
         say(message, message_len, "unsupported image extension '." + ext + "' (use .png, .jpg or .jpeg)");
         return WO_BAD_ARGUMENT;
     }
+    const wink_codecs_api *codecs = wink_codecs_load(message, message_len);  // says why when it fails
+    if (codecs == nullptr) return WO_INTERNAL;
     char why[640] = "";
-    const wink_codecs_api *codecs = wink_codecs_load(why, sizeof why);
-    if (codecs == nullptr) {
-        say(message, message_len, why);
-        return WO_INTERNAL;
-    }
     try {
         cv::Mat frame(height, width, CV_8UC3, const_cast<uint8_t *>(bgr), static_cast<size_t>(stride));
         switch (codecs->imwrite(path, &frame, params.data(), static_cast<int>(params.size()), why, sizeof why)) {
@@ -355,12 +349,9 @@ wo_status wo_video_writer_open(const char *path, int width, int height, double f
         say(message, message_len, "unsupported video extension '." + ext + "' (use .mp4, .m4v, .mov, .avi or .mkv)");
         return WO_BAD_ARGUMENT;
     }
+    const wink_codecs_api *codecs = wink_codecs_load(message, message_len);  // says why when it fails
+    if (codecs == nullptr) return WO_INTERNAL;
     char why[640] = "";
-    const wink_codecs_api *codecs = wink_codecs_load(why, sizeof why);
-    if (codecs == nullptr) {
-        say(message, message_len, why);
-        return WO_INTERNAL;
-    }
     try {
         void *writer = codecs->video_writer_open(path, fourcc, fps, width, height, why, sizeof why);
         if (writer == nullptr) {
