@@ -77,8 +77,9 @@ let package = Package(
         .executableTarget(name: "winkctl", dependencies: ["WinkDaemon"]),
         // Fuzz targets: corpus replay drivers in a normal build, libFuzzer targets with
         // `-Xswiftc -sanitize=fuzzer -Xswiftc -DWINK_FUZZ` (README, "Fuzzing").
-        .executableTarget(name: "FuzzClientLine", dependencies: ["EventServer"]),
-        .executableTarget(name: "FuzzConfiguration", dependencies: ["WinkDaemon"]),
+        .target(name: "FuzzSupport"),
+        .executableTarget(name: "FuzzClientLine", dependencies: ["EventServer", "FuzzSupport"]),
+        .executableTarget(name: "FuzzConfiguration", dependencies: ["WinkDaemon", "FuzzSupport"]),
 
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport"),

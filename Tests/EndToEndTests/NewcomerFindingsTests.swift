@@ -57,3 +57,18 @@ struct NewcomerFindingsTests {
         #expect(r.status == 0 && r.stdout.hasPrefix("usage: winkctl evaluate"))
     }
 }
+
+/// The fuzz targets' replay drivers (a normal build's `FuzzClientLine` / `FuzzConfiguration`) run their
+/// corpora through the fuzzed function: what the fuzzers found stays fixed.
+struct FuzzReplayTests {
+    @Test(arguments: [("FuzzClientLine", "ClientLine"), ("FuzzConfiguration", "Configuration")])
+    func theCorpusReplaysCleanly(driver: String, corpus: String) throws {
+        let directory = Binaries.repository.appendingPathComponent("Tests/Fuzz/\(corpus)").path
+        let inputs = try FileManager.default.contentsOfDirectory(atPath: directory).count
+        let r = try Binaries.run(driver, [directory])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdoutLines == ["\(driver): replayed \(inputs) input(s)"])
+        let missing = try Binaries.run(driver, ["/nonexistent/input"])
+        #expect(missing.status == 66 && missing.stderrLines == ["\(driver): cannot read /nonexistent/input"])
+    }
+}
