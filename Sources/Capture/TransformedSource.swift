@@ -56,7 +56,7 @@ public final class TransformedSource: FrameSource {
         buffer.resize(width: w, height: h)
         let status = wm_warp_gray(input.gray, Int32(input.width), Int32(input.height), transform.degrees,
                                   transform.scale, transform.flip ? 1 : 0, buffer.gray, Int32(w), Int32(h))
-        guard status == WM_OK else { throw CaptureError(.internal, source: name, reason: "frame transform failed") }
+        guard status == WM_OK else { throw CaptureError(.internal, subject: name, reason: "frame transform failed") }
         if transform.gain != 1 {
             for i in 0..<(w * h) { buffer.gray[i] = UInt8(max(0, min(255, (Double(buffer.gray[i]) * transform.gain).rounded()))) }
         }
@@ -85,7 +85,7 @@ public final class RepeatedFrameSource: FrameSource {
         rate = framesPerSecond
         frames = Int(seconds * framesPerSecond)
         guard try base.read(into: first) != nil else {
-            throw CaptureError(.notMedia, source: base.name, reason: "no frame to repeat")
+            throw CaptureError(.notMedia, subject: base.name, reason: "no frame to repeat")
         }
         self.noise = SensorNoise(sigma: noise, seed: 7)
     }

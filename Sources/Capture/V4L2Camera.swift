@@ -99,7 +99,7 @@ public final class V4L2Camera: FrameSource {
         } catch {
             // libv4l2's open queries the capabilities itself and fails with ENOTTY on a non-V4L2 file.
             if error.errno == ENOTTY {
-                throw CaptureError(.unsupported, source: path, reason: "not a V4L2 device")
+                throw CaptureError(.unsupported, subject: path, reason: "not a V4L2 device")
             }
             throw Self.error(error, path: path, during: "open")
         }
@@ -108,26 +108,26 @@ public final class V4L2Camera: FrameSource {
             let caps = capability.nodeCapabilities
             guard caps.contains(.videoCapture) else {
                 syscalls.close(fd)
-                throw CaptureError(.unsupported, source: path,
+                throw CaptureError(.unsupported, subject: path,
                                    reason: "not a video capture device (\(capability.card), a metadata or output node?)")
             }
             guard caps.contains(.streaming) else {
                 syscalls.close(fd)
-                throw CaptureError(.unsupported, source: path,
+                throw CaptureError(.unsupported, subject: path,
                                    reason: "\(capability.card) does not support streaming I/O")
             }
             offers = try V4L2FormatOffer.enumerate(fd, syscalls: syscalls)
         } catch let error as SyscallError {
             syscalls.close(fd)
             if error.errno == ENOTTY || error.errno == EINVAL {
-                throw CaptureError(.unsupported, source: path, reason: "not a V4L2 device")
+                throw CaptureError(.unsupported, subject: path, reason: "not a V4L2 device")
             }
             throw Self.error(error, path: path, during: "VIDIOC_QUERYCAP/VIDIOC_ENUM_FMT")
         }
         let native = offers.filter { !$0.format.isEmulated }
         guard !native.isEmpty else {
             syscalls.close(fd)
-            throw CaptureError(.unsupported, source: path, reason: "\(capability.card) offers no capture format")
+            throw CaptureError(.unsupported, subject: path, reason: "\(capability.card) offers no capture format")
         }
         size = Self.chooseSize(native, settings: settings)
         format = V4L2ImageFormat(pixelFormat: .grey, width: size.width, height: size.height)
@@ -157,7 +157,7 @@ public final class V4L2Camera: FrameSource {
         }
         guard granted.pixelFormat == wanted, granted.width > 0, granted.height > 0 else {
             let offered = offers.filter { !$0.format.isEmulated }.map(\.format.pixelFormat.fourCC)
-            throw CaptureError(.unsupported, source: name,
+            throw CaptureError(.unsupported, subject: name,
                                reason: "libv4l2 cannot deliver \(wanted) from \(offered.joined(separator: ", "))"
                                    + " (got \(granted.pixelFormat))")
         }
@@ -169,7 +169,7 @@ public final class V4L2Camera: FrameSource {
             try syscalls.requestBuffers(fd, count: settings.bufferCount)
         }
         guard count > 0 else {
-            throw CaptureError(.unsupported, source: name, reason: "driver granted no mmap buffers")
+            throw CaptureError(.unsupported, subject: name, reason: "driver granted no mmap buffers")
         }
         for index in 0..<count {
             let location = try ioctl("VIDIOC_QUERYBUF") { () throws(SyscallError) in
@@ -261,7 +261,7 @@ public final class V4L2Camera: FrameSource {
             try startStreaming(color: buffer.wantsColor)
         }
         let deadline = clock.nanoseconds() + UInt64(max(0, settings.timeout) * 1e9)
-        let timedOut = CaptureError(.timeout, source: name,
+        let timedOut = CaptureError(.timeout, subject: name,
                                     reason: "no frame within \(settings.timeout) s (\(capability.card))")
         var first = true
         while true {
@@ -296,7 +296,7 @@ public final class V4L2Camera: FrameSource {
         let stride = max(format.bytesPerLine, format.width * bytesPerPixel)
         let needed = stride * (format.height - 1) + format.width * bytesPerPixel
         guard dequeued.index >= 0, dequeued.index < mappings.count else {
-            throw CaptureError(.internal, source: name, reason: "driver returned unknown buffer \(dequeued.index)")
+            throw CaptureError(.internal, subject: name, reason: "driver returned unknown buffer \(dequeued.index)")
         }
         let mapping = mappings[dequeued.index]
         guard !dequeued.flags.contains(.error), dequeued.bytesUsed > 0, dequeued.bytesUsed >= needed,
@@ -352,12 +352,12 @@ public final class V4L2Camera: FrameSource {
     /// `.unreadable`, `EBUSY` -> `.busy`, `ENODEV`/`ENXIO`/`EIO` -> `.disconnected`, others -> `.system`.
     static func error(_ error: SyscallError, path: String, during operation: String) -> CaptureError {
         switch error.errno {
-        case ENOENT: CaptureError(.missing, source: path, reason: "no such device")
+        case ENOENT: CaptureError(.missing, subject: path, reason: "no such device")
         case EACCES, EPERM:
-            CaptureError(.unreadable, source: path, reason: "permission denied (is the user in the 'video' group?)")
-        case EBUSY: CaptureError(.busy, source: path, reason: "camera is in use by another program (\(operation))")
-        case ENODEV, ENXIO, EIO: CaptureError(.disconnected, source: path, reason: "camera disconnected (\(operation): \(error))")
-        default: CaptureError(.system(errno: error.errno), source: path, reason: "\(operation) failed: \(error)")
+            CaptureError(.unreadable, subject: path, reason: "permission denied (is the user in the 'video' group?)")
+        case EBUSY: CaptureError(.busy, subject: path, reason: "camera is in use by another program (\(operation))")
+        case ENODEV, ENXIO, EIO: CaptureError(.disconnected, subject: path, reason: "camera disconnected (\(operation): \(error))")
+        default: CaptureError(.system(errno: error.errno), subject: path, reason: "\(operation) failed: \(error)")
         }
     }
 }

@@ -82,7 +82,7 @@ public enum V4L2Discovery {
         let list = captureDevices(devDirectory: devDirectory, includeFormats: false, syscalls: syscalls)
         if let first = list.devices.first { return first.preferredName }
         if let problem = list.problems.first { throw problem }
-        throw CaptureError(.noDevice, source: "\(devDirectory)/video*",
+        throw CaptureError(.noDevice, subject: "\(devDirectory)/video*",
                            reason: "no V4L2 capture device found (is a camera plugged in?)")
     }
 

@@ -113,14 +113,14 @@ public final class V4L2Output {
         do {
             let capability = try retryingOnInterrupt { () throws(SyscallError) in try syscalls.queryCapability(fd) }
             guard capability.nodeCapabilities.contains(.videoOutput) else {
-                throw CaptureError(.unsupported, source: path,
+                throw CaptureError(.unsupported, subject: path,
                                    reason: "not a video output device (\(capability.card); is it a v4l2loopback node?)")
             }
             format = try Self.negotiate(fd, width: width, height: height, syscalls: syscalls, path: path)
         } catch let error as SyscallError {
             close()
             if error.errno == ENOTTY || error.errno == EINVAL {
-                throw CaptureError(.unsupported, source: path, reason: "not a V4L2 device")
+                throw CaptureError(.unsupported, subject: path, reason: "not a V4L2 device")
             }
             throw V4L2Camera.error(error, path: path, during: "VIDIOC_QUERYCAP/VIDIOC_S_FMT")
         } catch {
@@ -157,7 +157,7 @@ public final class V4L2Output {
                 return result
             }
         }
-        throw CaptureError(.unsupported, source: path, reason: "accepts neither YUYV nor BGR24 at \(width)x\(height)")
+        throw CaptureError(.unsupported, subject: path, reason: "accepts neither YUYV nor BGR24 at \(width)x\(height)")
     }
 
     /// Writes one frame from `buffer`'s BGR plane (`buffer.wantsColor` must be true and the size the one
@@ -165,9 +165,9 @@ public final class V4L2Output {
     /// - Throws: `CaptureError` `.unsupported` when the buffer has no colour plane or another size,
     ///   `.disconnected` when the device went away, `.system` for another write failure.
     public func write(_ buffer: PixelBuffer) throws {
-        guard fd >= 0 else { throw CaptureError(.disconnected, source: path, reason: "output device closed") }
+        guard fd >= 0 else { throw CaptureError(.disconnected, subject: path, reason: "output device closed") }
         guard buffer.wantsColor, buffer.width == format.width, buffer.height == format.height else {
-            throw CaptureError(.unsupported, source: path,
+            throw CaptureError(.unsupported, subject: path,
                                reason: "frame \(buffer.width)x\(buffer.height) does not match \(format.width)x\(format.height)")
         }
         let size = format.sizeImage

@@ -29,7 +29,7 @@ public final class VideoFileSource: FrameSource {
         var message = [CChar](repeating: 0, count: 256)
         let status = wm_video_open(path, &handle, &message, message.count)
         guard status == WM_OK, let handle else {
-            throw CaptureError(Self.code(status), source: path, reason: String(cString: message))
+            throw CaptureError(Self.code(status), subject: path, reason: String(cString: message))
         }
         video = handle
         var w: Int32 = 0, h: Int32 = 0
@@ -42,7 +42,7 @@ public final class VideoFileSource: FrameSource {
 
     deinit { close() }
 
-    static func code(_ status: wm_status) -> CaptureError.Code {
+    static func code(_ status: wm_status) -> CaptureErrorCode {
         switch status {
         case WM_MISSING: .missing
         case WM_UNREADABLE: .unreadable
@@ -59,7 +59,7 @@ public final class VideoFileSource: FrameSource {
         switch status {
         case WM_OK: break
         case WM_END: return nil
-        default: throw CaptureError(.internal, source: name, reason: "decoder failed at frame \(index)")
+        default: throw CaptureError(.internal, subject: name, reason: "decoder failed at frame \(index)")
         }
         if firstMilliseconds == nil { firstMilliseconds = ms }
         var time = (ms - (firstMilliseconds ?? 0)) / 1000
@@ -98,7 +98,7 @@ public final class StillImageSource: FrameSource {
         var message = [CChar](repeating: 0, count: 256)
         let status = wm_image_probe(path, &w, &h, &message, message.count)
         guard status == WM_OK else {
-            throw CaptureError(VideoFileSource.code(status), source: path, reason: String(cString: message))
+            throw CaptureError(VideoFileSource.code(status), subject: path, reason: String(cString: message))
         }
         width = Int(w)
         height = Int(h)
@@ -110,7 +110,7 @@ public final class StillImageSource: FrameSource {
         let status = wm_image_read(name, Int32(width), Int32(height), buffer.gray,
                                    buffer.wantsColor ? buffer.bgr : nil)
         guard status == WM_OK else {
-            throw CaptureError(.notMedia, source: name, reason: "image could no longer be decoded")
+            throw CaptureError(.notMedia, subject: name, reason: "image could no longer be decoded")
         }
         delivered = true
         return FrameInfo(index: 0, time: 0, monotonicNanoseconds: clock.nanoseconds())
@@ -132,6 +132,6 @@ public func openMediaFile(path: String, clock: any MonotonicClock = SystemClock(
     } catch let error as CaptureError where error.code == .notMedia {
         // Not a video: perhaps an image without a telling extension.
         if let image = try? StillImageSource(path: path, clock: clock) { return image }
-        throw CaptureError(.notMedia, source: path, reason: "not a video or image OpenCV can decode")
+        throw CaptureError(.notMedia, subject: path, reason: "not a video or image OpenCV can decode")
     }
 }

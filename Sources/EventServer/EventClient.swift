@@ -29,16 +29,16 @@ public final class EventClient {
     public init(path: String, timeout: Double = 5) throws {
         self.path = path
         guard path.utf8.count <= EventSocketPath.maximumLength else {
-            throw EventServerError(.pathTooLong, path: path, reason: "socket path longer than \(EventSocketPath.maximumLength) bytes")
+            throw EventServerError(.pathTooLong, subject: path, reason: "socket path longer than \(EventSocketPath.maximumLength) bytes")
         }
         do {
             fd = try Syscalls.connect(path: path)
         } catch let error as Errno {
             switch error.code {
             case ENOENT, ECONNREFUSED, ENOTDIR:
-                throw EventServerError(.noDaemon, path: path, reason: "no winkd listening (is it running?)")
+                throw EventServerError(.noDaemon, subject: path, reason: "no winkd listening (is it running?)")
             default:
-                throw EventServerError(.system(errno: error.code), path: path, reason: "cannot connect: \(error.description)")
+                throw EventServerError(.system(errno: error.code), subject: path, reason: "cannot connect: \(error.description)")
             }
         }
         var greeting: String?
@@ -54,7 +54,7 @@ public final class EventClient {
         guard let greeting, let decoded = try? JSONDecoder().decode(HelloLine.self, from: Data(greeting.utf8)),
               decoded.type == "hello", decoded.protocol == "winkd" else {
             Syscalls.close(fd)
-            throw EventServerError(.protocolViolation, path: path,
+            throw EventServerError(.protocolViolation, subject: path,
                                    reason: greeting == nil ? "no hello from the server" : "not a winkd hello: \(greeting!.prefix(80))")
         }
         helloLine = greeting
@@ -95,7 +95,7 @@ public final class EventClient {
             } else {
                 guard let next = try Self.readLine(fd: fd, splitter: &splitter, queue: &ready, deadline: deadline,
                                                    eof: &atEOF) else {
-                    throw EventServerError(.protocolViolation, path: path, reason: "no reply to subscribe")
+                    throw EventServerError(.protocolViolation, subject: path, reason: "no reply to subscribe")
                 }
                 line = next
             }
@@ -104,7 +104,7 @@ public final class EventClient {
                 ready = kept + ready
                 if type == "error" {
                     let message = (try? JSONDecoder().decode(ErrorLine.self, from: Data(line.utf8)))?.message ?? line
-                    throw EventServerError(.rejected, path: path, reason: "subscribe refused: \(message)")
+                    throw EventServerError(.rejected, subject: path, reason: "subscribe refused: \(message)")
                 }
                 return
             }
@@ -130,7 +130,7 @@ public final class EventClient {
             do {
                 offset += try bytes.withUnsafeBytes { try Syscalls.send(fd, UnsafeRawBufferPointer(rebasing: $0[offset...])) }
             } catch let error as Errno {
-                throw EventServerError(.system(errno: error.code), path: path, reason: "cannot send: \(error.description)")
+                throw EventServerError(.system(errno: error.code), subject: path, reason: "cannot send: \(error.description)")
             }
         }
     }
@@ -181,7 +181,7 @@ public final class EventClient {
             do {
                 ready = try Syscalls.poll(&fds, timeoutMilliseconds: waitMs)
             } catch let error as Errno {
-                throw EventServerError(.system(errno: error.code), path: "socket", reason: "poll: \(error.description)")
+                throw EventServerError(.system(errno: error.code), subject: "socket", reason: "poll: \(error.description)")
             }
             if ready == 0 { continue }
             let count: Int?
@@ -192,7 +192,7 @@ public final class EventClient {
                     eof = true
                     return nil
                 }
-                throw EventServerError(.system(errno: error.code), path: "socket", reason: "read: \(error.description)")
+                throw EventServerError(.system(errno: error.code), subject: "socket", reason: "read: \(error.description)")
             }
             guard let count else { continue }
             if count == 0 {
@@ -203,7 +203,7 @@ public final class EventClient {
                 switch item {
                 case .line(let bytes): queue.append(String(decoding: bytes, as: UTF8.self))
                 case .tooLong:
-                    throw EventServerError(.protocolViolation, path: "socket", reason: "the server sent a line over 1 MiB")
+                    throw EventServerError(.protocolViolation, subject: "socket", reason: "the server sent a line over 1 MiB")
                 }
             }
         }

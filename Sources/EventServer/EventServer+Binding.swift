@@ -9,14 +9,14 @@ extension EventServer {
     static func bindListening(path: String, options: Options) throws -> (Int32, (dev: UInt64, ino: UInt64)) {
         let length = path.utf8.count
         guard length > 0 else {
-            throw EventServerError(.system(errno: EINVAL), path: path, reason: "empty socket path")
+            throw EventServerError(.system(errno: EINVAL), subject: path, reason: "empty socket path")
         }
         guard length <= EventSocketPath.maximumLength else {
-            throw EventServerError(.pathTooLong, path: path,
+            throw EventServerError(.pathTooLong, subject: path,
                                    reason: "socket path is \(length) bytes; a Unix socket address holds at most \(EventSocketPath.maximumLength)")
         }
         func fail(_ error: Errno, _ what: String) -> EventServerError {
-            EventServerError(.system(errno: error.code), path: path, reason: "\(what): \(error.description)")
+            EventServerError(.system(errno: error.code), subject: path, reason: "\(what): \(error.description)")
         }
         do {
             try makeParentDirectories(of: path)
@@ -27,12 +27,12 @@ extension EventServer {
         do {
             if let st = try Syscalls.lstat(path) {
                 guard st.st_mode & S_IFMT == S_IFSOCK else {
-                    throw EventServerError(.notASocket, path: path, reason: "exists and is not a socket; refusing to replace it")
+                    throw EventServerError(.notASocket, subject: path, reason: "exists and is not a socket; refusing to replace it")
                 }
                 do {
                     let fd = try Syscalls.connect(path: path)
                     Syscalls.close(fd)
-                    throw EventServerError(.inUse, path: path, reason: "another winkd is listening")
+                    throw EventServerError(.inUse, subject: path, reason: "another winkd is listening")
                 } catch let error as Errno {
                     switch error.code {
                     case ECONNREFUSED:
@@ -40,7 +40,7 @@ extension EventServer {
                     case ENOENT:
                         break
                     case EAGAIN:
-                        throw EventServerError(.inUse, path: path, reason: "another winkd is listening (backlog full)")
+                        throw EventServerError(.inUse, subject: path, reason: "another winkd is listening (backlog full)")
                     default:
                         throw fail(error, "cannot check the existing socket")
                     }
@@ -55,13 +55,13 @@ extension EventServer {
             fd = try Syscalls.bindListen(path: path, mode: options.mode & 0o777, backlog: options.backlog)
         } catch let error as Errno {
             if error.code == EADDRINUSE {
-                throw EventServerError(.inUse, path: path, reason: "another winkd is listening")
+                throw EventServerError(.inUse, subject: path, reason: "another winkd is listening")
             }
             throw fail(error, "cannot bind")
         }
         guard let st = try? Syscalls.lstat(path) else {
             Syscalls.close(fd)
-            throw EventServerError(.system(errno: ENOENT), path: path, reason: "socket file vanished right after bind")
+            throw EventServerError(.system(errno: ENOENT), subject: path, reason: "socket file vanished right after bind")
         }
         return (fd, (UInt64(st.st_dev), UInt64(st.st_ino)))
     }
@@ -99,7 +99,7 @@ public enum SocketActivation {
                                        firstDescriptor: Int32 = SocketActivation.firstDescriptor) throws -> Int32? {
         guard let pidText = environment["LISTEN_PID"], let countText = environment["LISTEN_FDS"] else { return nil }
         guard let pid = Int32(pidText), let count = Int32(countText), count >= 0, count < 4096 else {
-            throw EventServerError(.system(errno: EINVAL), path: "LISTEN_FDS",
+            throw EventServerError(.system(errno: EINVAL), subject: "LISTEN_FDS",
                                    reason: "malformed LISTEN_PID='\(pidText)' LISTEN_FDS='\(countText)'")
         }
         guard pid == processID, count > 0 else { return nil }
@@ -111,7 +111,7 @@ public enum SocketActivation {
             }
         }
         guard let found else {
-            throw EventServerError(.notASocket, path: "fd \(firstDescriptor)",
+            throw EventServerError(.notASocket, subject: "fd \(firstDescriptor)",
                                    reason: "systemd passed \(count) descriptor(s) but none is a listening Unix stream socket")
         }
         return found

@@ -140,11 +140,11 @@ public final class EventServer: @unchecked Sendable {
         let name = "fd \(fd)"
         do {
             guard try Syscalls.isListeningUnixStream(fd) else {
-                throw EventServerError(.notASocket, path: name, reason: "not a listening Unix stream socket")
+                throw EventServerError(.notASocket, subject: name, reason: "not a listening Unix stream socket")
             }
             try Syscalls.setNonblockingCloexec(fd, true)
         } catch let error as Errno {
-            throw EventServerError(.system(errno: error.code), path: name, reason: error.description)
+            throw EventServerError(.system(errno: error.code), subject: name, reason: error.description)
         }
         let path = (try? Syscalls.socketPath(fd)) ?? nil
         try self.init(fd: fd, path: path, identity: nil, eventNames: eventNames, options: options, log: log)
@@ -162,7 +162,7 @@ public final class EventServer: @unchecked Sendable {
         do {
             (wakeRead, wakeWrite) = try Syscalls.pipe()
         } catch let error as Errno {
-            throw EventServerError(.system(errno: error.code), path: path ?? "fd \(fd)", reason: "pipe: \(error.description)")
+            throw EventServerError(.system(errno: error.code), subject: path ?? "fd \(fd)", reason: "pipe: \(error.description)")
         }
     }
 

@@ -1,39 +1,27 @@
 import WinkCore
 
 /// Errors of the event socket: binding, accepting, and the client side used by `winkctl`.
-public struct EventServerError: ExitCodeError, Equatable {
-    public enum Code: Sendable, Equatable {
-        /// The socket path is longer than `sun_path` allows (107 bytes). Exit 64.
-        case pathTooLong
-        /// Another live winkd is listening on the path. Exit 69.
-        case inUse
-        /// The path exists and is not a socket. Exit 78.
-        case notASocket
-        /// A system call failed, with its errno. Exit 69.
-        case system(errno: Int32)
-        /// No daemon listens at the path (client side). Exit 69.
-        case noDaemon
-        /// The daemon sent something that is not the winkd protocol (client side). Exit 65.
-        case protocolViolation
-        /// The daemon refused a request, e.g. a subscribe naming an unknown event (client side). Exit 64.
-        case rejected
-    }
+public typealias EventServerError = SubjectError<EventServerErrorCode>
 
-    public var code: Code
-    /// The socket path.
-    public var path: String
-    public var reason: String
-
-    public init(_ code: Code, path: String, reason: String) {
-        self.code = code
-        self.path = path
-        self.reason = reason
-    }
-
-    public var description: String { "\(path): \(reason)" }
+/// What went wrong, deciding the exit code; the error's subject is the socket path.
+public enum EventServerErrorCode: ExitCodeKind {
+    /// The socket path is longer than `sun_path` allows (107 bytes). Exit 64.
+    case pathTooLong
+    /// Another live winkd is listening on the path. Exit 69.
+    case inUse
+    /// The path exists and is not a socket. Exit 78.
+    case notASocket
+    /// A system call failed, with its errno. Exit 69.
+    case system(errno: Int32)
+    /// No daemon listens at the path (client side). Exit 69.
+    case noDaemon
+    /// The daemon sent something that is not the winkd protocol (client side). Exit 65.
+    case protocolViolation
+    /// The daemon refused a request, e.g. a subscribe naming an unknown event (client side). Exit 64.
+    case rejected
 
     public var exitCode: ExitCode {
-        switch code {
+        switch self {
         case .pathTooLong, .rejected: .usage
         case .inUse, .system, .noDaemon: .unavailable
         case .notASocket: .configuration

@@ -93,11 +93,11 @@ extension CalibrationProfile {
             for step in steps where count(step) == 0 {
                 let ranges = segments.filter { $0.step == step }.map { "\(format($0.start))-\(format($0.end)) s" }
                 throw CalibrationProfileError(
-                    .noFace, path: source,
+                    .noFace, subject: source,
                     reason: "no usable face during the '\(step.rawValue)' step (\(ranges.joined(separator: ", ")))")
             }
             guard let neutral = median(.neutral) else {
-                throw CalibrationProfileError(.noFace, path: source, reason: "the recording has no neutral step")
+                throw CalibrationProfileError(.noFace, subject: source, reason: "the recording has no neutral step")
             }
             var expressions: [Step: FaceMeasures] = [:]
             for step in steps where step != .neutral { expressions[step] = median(step) }

@@ -4,36 +4,23 @@ import WinkCore
 /// Errors of calibration profiles: reading, writing and recording them.
 ///
 /// `description` is the one line printed before exiting: the file concerned and what is wrong with it.
-public struct CalibrationProfileError: ExitCodeError, Equatable {
-    public enum Code: Sendable, Equatable {
-        /// The profile file does not exist or cannot be read. Exit 66.
-        case missing
-        /// The file is not a calibration profile: not JSON, a missing or mistyped key, an unsupported
-        /// version. Exit 78 (a profile is configuration).
-        case corrupt
-        /// The profile cannot be written (no such directory, no permission). Exit 69 (as for other
-        /// outputs; `EX_CANTCREAT`, 73, is not among SPEC.md's codes).
-        case unwritable
-        /// A recording step had no usable face (none found, or outside the quality gate). Exit 65.
-        case noFace
-    }
+public typealias CalibrationProfileError = SubjectError<CalibrationProfileErrorCode>
 
-    public var code: Code
-    /// The profile file, or the recording for `.noFace`.
-    public var path: String
-    /// What is wrong, for a person, without the path.
-    public var reason: String
-
-    public init(_ code: Code, path: String, reason: String) {
-        self.code = code
-        self.path = path
-        self.reason = reason
-    }
-
-    public var description: String { "\(path): \(reason)" }
+/// What went wrong, deciding the exit code; the error's subject is the profile file, or the recording for `.noFace`.
+public enum CalibrationProfileErrorCode: ExitCodeKind {
+    /// The profile file does not exist or cannot be read. Exit 66.
+    case missing
+    /// The file is not a calibration profile: not JSON, a missing or mistyped key, an unsupported
+    /// version. Exit 78 (a profile is configuration).
+    case corrupt
+    /// The profile cannot be written (no such directory, no permission). Exit 69 (as for other
+    /// outputs; `EX_CANTCREAT`, 73, is not among SPEC.md's codes).
+    case unwritable
+    /// A recording step had no usable face (none found, or outside the quality gate). Exit 65.
+    case noFace
 
     public var exitCode: ExitCode {
-        switch code {
+        switch self {
         case .missing: .noInput
         case .corrupt: .configuration
         case .unwritable: .unavailable
@@ -52,12 +39,12 @@ extension CalibrationProfile {
             let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
             let reason = !exists ? "no such calibration profile (record one with winkctl calibrate)"
                 : isDirectory.boolValue ? "is a directory, not a calibration profile" : "cannot read the calibration profile"
-            throw CalibrationProfileError(.missing, path: path, reason: reason)
+            throw CalibrationProfileError(.missing, subject: path, reason: reason)
         }
         do {
             return try decode(data)
         } catch {
-            throw CalibrationProfileError(.corrupt, path: path, reason: "not a valid calibration profile: \(describe(error))")
+            throw CalibrationProfileError(.corrupt, subject: path, reason: "not a valid calibration profile: \(describe(error))")
         }
     }
 
@@ -83,7 +70,7 @@ extension CalibrationProfile {
             try encoded().write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             let reason = (error as NSError).localizedDescription
-            throw CalibrationProfileError(.unwritable, path: path, reason: "cannot write the calibration profile (\(reason))")
+            throw CalibrationProfileError(.unwritable, subject: path, reason: "cannot write the calibration profile (\(reason))")
         }
     }
 

@@ -37,7 +37,7 @@ public final class ShapePredictor: @unchecked Sendable {
         var message = [CChar](repeating: 0, count: 512)
         let status = wv_predictor_load(path, &out, &message, message.count)
         guard status == WV_OK, let out else {
-            let code: FaceTrackingError.Code = switch status {
+            let code: FaceTrackingErrorCode = switch status {
             case WV_MODEL_MISSING: .modelMissing
             case WV_MODEL_UNREADABLE: .modelUnreadable
             case WV_MODEL_WRONG_PARTS: .modelWrongParts

@@ -50,14 +50,14 @@ public struct UnixSocketConnector: EventLineConnector {
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
         guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw InputError(.socket, path: path, reason: "socket path longer than 107 bytes")
+            throw InputError(.socket, subject: path, reason: "socket path longer than 107 bytes")
         }
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in
             buffer.copyBytes(from: bytes)
             buffer[bytes.count] = 0
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw InputError(.socket, path: path, reason: "socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw InputError(.socket, subject: path, reason: "socket: \(String(cString: strerror(errno)))") }
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
@@ -68,7 +68,7 @@ public struct UnixSocketConnector: EventLineConnector {
             Glibc.close(fd)
             let reason = code == ENOENT || code == ECONNREFUSED
                 ? "no winkd listening (\(String(cString: strerror(code))))" : String(cString: strerror(code))
-            throw InputError(.socket, path: path, reason: reason)
+            throw InputError(.socket, subject: path, reason: reason)
         }
         return UnixSocketConnection(fd: fd, path: path)
     }
@@ -97,20 +97,20 @@ public final class UnixSocketConnection: EventLineConnection {
                 return .line(line)
             }
             guard buffer.count <= Self.maxLine else {
-                throw InputError(.socket, path: path, reason: "line longer than \(Self.maxLine) bytes")
+                throw InputError(.socket, subject: path, reason: "line longer than \(Self.maxLine) bytes")
             }
             guard fd >= 0 else { return .closed }
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&pfd, 1, Int32(max(0, timeout * 1000)))
             if ready < 0 && errno == EINTR || ready == 0 { return .timeout }
-            guard ready > 0 else { throw InputError(.socket, path: path, reason: "poll: \(String(cString: strerror(errno)))") }
+            guard ready > 0 else { throw InputError(.socket, subject: path, reason: "poll: \(String(cString: strerror(errno)))") }
             var chunk = [UInt8](repeating: 0, count: 8192)
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count == 0 { return .closed }
             if count < 0 {
                 if errno == EINTR || errno == EAGAIN { return .timeout }
                 if errno == ECONNRESET { return .closed }
-                throw InputError(.socket, path: path, reason: "read: \(String(cString: strerror(errno)))")
+                throw InputError(.socket, subject: path, reason: "read: \(String(cString: strerror(errno)))")
             }
             buffer.append(contentsOf: chunk[..<count])
         }
@@ -124,7 +124,7 @@ public final class UnixSocketConnection: EventLineConnection {
             let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if sent < 0 {
                 if errno == EINTR { continue }
-                throw InputError(.socket, path: path, reason: "write: \(String(cString: strerror(errno)))")
+                throw InputError(.socket, subject: path, reason: "write: \(String(cString: strerror(errno)))")
             }
             offset += sent
         }

@@ -43,7 +43,7 @@ extension InputMap {
     public static func load(path: String) throws -> InputMap {
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the input map" : "no such input map"
-            throw InputError(.mapUnreadable, path: path, reason: reason)
+            throw InputError(.mapUnreadable, subject: path, reason: reason)
         }
         return try parse(data, path: path)
     }
@@ -55,12 +55,12 @@ extension InputMap {
         do {
             root = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            throw InputError(.invalidMap(problems: ["not valid JSON"]), path: path, reason: "not valid JSON")
+            throw InputError(.invalidMap(problems: ["not valid JSON"]), subject: path, reason: "not valid JSON")
         }
         var problems: [String] = []
         let map = parse(root, problems: &problems)
         guard problems.isEmpty, let map else {
-            throw InputError(.invalidMap(problems: problems), path: path, reason: problems.first ?? "invalid")
+            throw InputError(.invalidMap(problems: problems), subject: path, reason: problems.first ?? "invalid")
         }
         return map
     }

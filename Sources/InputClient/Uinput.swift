@@ -75,7 +75,7 @@ public struct LibevdevUinput: UinputDeviceFactory {
         default:
             reason = "cannot create a virtual input device: \(String(cString: strerror(code)))"
         }
-        return InputError(.uinputUnavailable, path: path, reason: reason)
+        return InputError(.uinputUnavailable, subject: path, reason: reason)
     }
 }
 
@@ -90,10 +90,10 @@ final class LibevdevUinputDevice: UinputDevice {
     }
 
     func write(type: UInt16, code: UInt16, value: Int32) throws {
-        guard let handle else { throw InputError(.uinputUnavailable, path: path, reason: "device already destroyed") }
+        guard let handle else { throw InputError(.uinputUnavailable, subject: path, reason: "device already destroyed") }
         let rc = cev_uinput_write(handle, UInt32(type), UInt32(code), value)
         guard rc == 0 else {
-            throw InputError(.uinputUnavailable, path: path, reason: "write failed: \(String(cString: strerror(rc)))")
+            throw InputError(.uinputUnavailable, subject: path, reason: "write failed: \(String(cString: strerror(rc)))")
         }
     }
 

@@ -3,37 +3,24 @@ import WinkCore
 /// Errors of the overlay renderer: layouts, overlay images, outputs.
 ///
 /// `description` is the one line printed before exiting: the file concerned and what is wrong with it.
-public struct OverlayError: ExitCodeError, Equatable {
-    public enum Code: Sendable, Equatable {
-        /// A layout or image file does not exist or cannot be read. Exit 66.
-        case missing
-        /// A file that is not a decodable PNG (corrupt, truncated, another format). Exit 65.
-        case notDecodable
-        /// A layout that is not valid JSON, misses or mistypes a key, or names an unknown feature. Exit 78.
-        case badLayout
-        /// The output file cannot be created or written (no such directory, no permission, no codec).
-        /// Exit 69 (`EX_CANTCREAT`, 73, is not among SPEC.md's codes).
-        case output
-        /// OpenCV failed while drawing (out of memory). Exit 70.
-        case `internal`
-    }
+public typealias OverlayError = SubjectError<OverlayErrorCode>
 
-    public var code: Code
-    /// The file concerned (layout, image or output path).
-    public var path: String
-    /// What is wrong, for a person, without the path.
-    public var reason: String
-
-    public init(_ code: Code, path: String, reason: String) {
-        self.code = code
-        self.path = path
-        self.reason = reason
-    }
-
-    public var description: String { "\(path): \(reason)" }
+/// What went wrong, deciding the exit code; the error's subject is the file concerned (layout, image or output path).
+public enum OverlayErrorCode: ExitCodeKind {
+    /// A layout or image file does not exist or cannot be read. Exit 66.
+    case missing
+    /// A file that is not a decodable PNG (corrupt, truncated, another format). Exit 65.
+    case notDecodable
+    /// A layout that is not valid JSON, misses or mistypes a key, or names an unknown feature. Exit 78.
+    case badLayout
+    /// The output file cannot be created or written (no such directory, no permission, no codec).
+    /// Exit 69 (`EX_CANTCREAT`, 73, is not among SPEC.md's codes).
+    case output
+    /// OpenCV failed while drawing (out of memory). Exit 70.
+    case `internal`
 
     public var exitCode: ExitCode {
-        switch code {
+        switch self {
         case .missing: .noInput
         case .notDecodable: .dataError
         case .badLayout: .configuration

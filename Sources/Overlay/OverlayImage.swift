@@ -48,9 +48,9 @@ public struct OverlayImage: Sendable, Equatable {
         guard status == WO_OK, let handle else {
             let reason = String(cString: message)
             switch status {
-            case WO_MISSING, WO_UNREADABLE: throw OverlayError(.missing, path: path, reason: reason)
-            case WO_NOT_DECODABLE: throw OverlayError(.notDecodable, path: path, reason: reason)
-            default: throw OverlayError(.internal, path: path, reason: reason.isEmpty ? "decoding failed" : reason)
+            case WO_MISSING, WO_UNREADABLE: throw OverlayError(.missing, subject: path, reason: reason)
+            case WO_NOT_DECODABLE: throw OverlayError(.notDecodable, subject: path, reason: reason)
+            default: throw OverlayError(.internal, subject: path, reason: reason.isEmpty ? "decoding failed" : reason)
             }
         }
         defer { wo_image_destroy(handle) }

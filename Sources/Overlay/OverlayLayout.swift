@@ -52,10 +52,10 @@ public struct OverlayLayout: Sendable, Equatable {
     ///   naming the offending key (e.g. `layers[1].sizeRatio.width`) for anything malformed.
     public static func load(path: String) throws -> OverlayLayout {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw OverlayError(.missing, path: path, reason: "no such layout file")
+            throw OverlayError(.missing, subject: path, reason: "no such layout file")
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw OverlayError(.missing, path: path, reason: "cannot read the layout file")
+            throw OverlayError(.missing, subject: path, reason: "cannot read the layout file")
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         return try OverlayLayout(json: data, baseDirectory: folder, name: path)
@@ -71,9 +71,9 @@ public struct OverlayLayout: Sendable, Equatable {
         do {
             file = try JSONDecoder().decode(LayoutFile.self, from: json)
         } catch let error as DecodingError {
-            throw OverlayError(.badLayout, path: name, reason: Self.describe(error))
+            throw OverlayError(.badLayout, subject: name, reason: Self.describe(error))
         } catch {
-            throw OverlayError(.badLayout, path: name, reason: "not a layout: \(error)")
+            throw OverlayError(.badLayout, subject: name, reason: "not a layout: \(error)")
         }
         layers = file.layers.map { layer in
             var resolved = layer

@@ -26,13 +26,13 @@ public enum OverlayOutputKind: Sendable, Equatable {
 ///   `.internal` when the buffer has no colour plane.
 public func writeImage(_ buffer: PixelBuffer, to path: String) throws {
     guard buffer.wantsColor else {
-        throw OverlayError(.internal, path: path, reason: "the frame buffer has no BGR plane (wantsColor is false)")
+        throw OverlayError(.internal, subject: path, reason: "the frame buffer has no BGR plane (wantsColor is false)")
     }
     var message = [CChar](repeating: 0, count: 256)
     let status = wo_image_write(
         path, buffer.bgr, Int32(buffer.width), Int32(buffer.height), Int32(3 * buffer.width),
         &message, message.count)
-    guard status == WO_OK else { throw OverlayError(.output, path: path, reason: String(cString: message)) }
+    guard status == WO_OK else { throw OverlayError(.output, subject: path, reason: String(cString: message)) }
 }
 
 /// A video file written frame by frame with OpenCV's `VideoWriter` (FFmpeg backend). The codec follows the
@@ -58,7 +58,7 @@ public final class OverlayVideoWriter {
             message.count)
         guard status == WO_OK, let out else {
             let reason = String(cString: message)
-            throw OverlayError(.output, path: path, reason: reason.isEmpty ? "cannot open the video writer" : reason)
+            throw OverlayError(.output, subject: path, reason: reason.isEmpty ? "cannot open the video writer" : reason)
         }
         handle = out
     }
@@ -68,15 +68,15 @@ public final class OverlayVideoWriter {
     /// Appends the BGR plane of `buffer`, which must have the writer's size.
     /// - Throws: `OverlayError.output` for a frame of another size, a closed writer or an encoder failure.
     public func write(_ buffer: PixelBuffer) throws {
-        guard let handle else { throw OverlayError(.output, path: path, reason: "the video writer is closed") }
+        guard let handle else { throw OverlayError(.output, subject: path, reason: "the video writer is closed") }
         guard buffer.wantsColor, buffer.width == width, buffer.height == height else {
             throw OverlayError(
-                .output, path: path,
+                .output, subject: path,
                 reason: "frame \(frameCount) is \(buffer.width)x\(buffer.height), expected \(width)x\(height)")
         }
         let status = wo_video_writer_write(handle, buffer.bgr, Int32(3 * width))
         guard status == WO_OK else {
-            throw OverlayError(.output, path: path, reason: "encoding frame \(frameCount) failed")
+            throw OverlayError(.output, subject: path, reason: "encoding frame \(frameCount) failed")
         }
         frameCount += 1
     }
@@ -113,7 +113,7 @@ public enum OverlayRun {
     ) throws -> OverlayRunSummary {
         guard let kind = OverlayOutputKind(path: output) else {
             throw OverlayError(
-                .output, path: output,
+                .output, subject: output,
                 reason: "unknown output extension (use .png, .jpg, .jpeg, .mp4, .m4v, .mov, .avi or .mkv)")
         }
         let buffer = PixelBuffer(wantsColor: true)
@@ -123,7 +123,7 @@ public enum OverlayRun {
         while try source.read(into: buffer) != nil {
             if kind == .image && summary.frames == 1 {
                 throw OverlayError(
-                    .output, path: output,
+                    .output, subject: output,
                     reason: "an image output needs a still image input, "
                         + "but \(source.name) has more than one frame (use a video extension)")
             }

@@ -70,7 +70,7 @@ public final class OverlayRenderer {
     public func render(landmarks faces: [Landmarks], on buffer: PixelBuffer, mirrored: Bool = false) throws {
         guard buffer.wantsColor else {
             throw OverlayError(
-                .internal, path: "frame", reason: "the frame buffer has no BGR plane (wantsColor is false)")
+                .internal, subject: "frame", reason: "the frame buffer has no BGR plane (wantsColor is false)")
         }
         try render(
             landmarks: faces, bgr: buffer.bgr, width: buffer.width, height: buffer.height,
@@ -100,7 +100,7 @@ public final class OverlayRenderer {
     public func draw(_ index: Int, at placement: LayerPlacement, on buffer: PixelBuffer) throws -> Int {
         guard buffer.wantsColor else {
             throw OverlayError(
-                .internal, path: "frame", reason: "the frame buffer has no BGR plane (wantsColor is false)")
+                .internal, subject: "frame", reason: "the frame buffer has no BGR plane (wantsColor is false)")
         }
         return try draw(
             index, at: placement, bgr: buffer.bgr, width: buffer.width, height: buffer.height,
@@ -119,7 +119,7 @@ public final class OverlayRenderer {
         let status = wo_layer_draw(cache[index].handle, bgr, Int32(width), Int32(height), Int32(stride), p, &drawn)
         guard status == WO_OK else {
             throw OverlayError(
-                .internal, path: layers[index].image, reason: "drawing failed (status \(status.rawValue))")
+                .internal, subject: layers[index].image, reason: "drawing failed (status \(status.rawValue))")
         }
         return Int(drawn)
     }
@@ -137,7 +137,7 @@ final class CachedLayer {
                 &out)
         }
         guard status == WO_OK, let out else {
-            throw OverlayError(.internal, path: name, reason: "cannot cache the layer (status \(status.rawValue))")
+            throw OverlayError(.internal, subject: name, reason: "cannot cache the layer (status \(status.rawValue))")
         }
         handle = out
     }

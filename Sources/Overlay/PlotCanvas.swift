@@ -12,7 +12,7 @@ final class PlotCanvas {
         var out: OpaquePointer?
         let status = wo_canvas_create(Int32(clamping: width), Int32(clamping: height), &out)
         guard status == WO_OK, let out else {
-            throw OverlayError(.internal, path: "plot", reason: "cannot create a \(width)x\(height) plot image")
+            throw OverlayError(.internal, subject: "plot", reason: "cannot create a \(width)x\(height) plot image")
         }
         self.width = width
         self.height = height
@@ -64,7 +64,7 @@ final class PlotCanvas {
         let status = wo_canvas_write(handle, path, &message, message.count)
         guard status == WO_OK else {
             let reason = String(cString: message)
-            throw OverlayError(.output, path: path, reason: reason.isEmpty ? "cannot write the plot" : reason)
+            throw OverlayError(.output, subject: path, reason: reason.isEmpty ? "cannot write the plot" : reason)
         }
     }
 }

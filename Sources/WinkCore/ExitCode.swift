@@ -26,3 +26,36 @@ public protocol ExitCodeError: Error, CustomStringConvertible {
     /// The `sysexits` code a program exits with when this error ends it.
     var exitCode: ExitCode { get }
 }
+
+/// The kind of a failure, which decides the exit code: each `SubjectError`'s `Code` enum.
+public protocol ExitCodeKind: Sendable, Equatable {
+    /// The `sysexits` code a program exits with when an error of this kind ends it.
+    var exitCode: ExitCode { get }
+    /// The text printed before exiting; by default the one line `subject: reason`.
+    func describe(subject: String, reason: String) -> String
+}
+
+extension ExitCodeKind {
+    public func describe(subject: String, reason: String) -> String { "\(subject): \(reason)" }
+}
+
+/// An `ExitCodeError` about one thing a person can name: a file, a device, a socket path, or a part such
+/// as "face detector". `description` (what is printed before exiting) names it and says what is wrong;
+/// the exit code follows the kind. The modules' errors are this type with their own `Code` enums
+/// (`CaptureError` = `SubjectError<CaptureErrorCode>`, ...).
+public struct SubjectError<Code: ExitCodeKind>: ExitCodeError, Equatable {
+    public var code: Code
+    /// The file, device or socket path, or the part that failed.
+    public var subject: String
+    /// What is wrong, for a person, without the subject (e.g. "no such file").
+    public var reason: String
+
+    public init(_ code: Code, subject: String, reason: String) {
+        self.code = code
+        self.subject = subject
+        self.reason = reason
+    }
+
+    public var description: String { code.describe(subject: subject, reason: reason) }
+    public var exitCode: ExitCode { code.exitCode }
+}

@@ -197,7 +197,7 @@ public final class Daemon: @unchecked Sendable {
         let isCharacter = (st.st_mode & S_IFMT) == S_IFCHR
         let major = (UInt64(st.st_rdev) >> 8) & 0xfff
         guard isCharacter && major == 81 else {
-            throw CaptureError(.unsupported, source: path, reason: "not a V4L2 video device")
+            throw CaptureError(.unsupported, subject: path, reason: "not a V4L2 video device")
         }
     }
 

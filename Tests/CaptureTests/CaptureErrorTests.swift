@@ -4,9 +4,9 @@ import WinkCore
 
 struct CaptureErrorTests {
     @Test func exitCodesFollowSysexits() {
-        #expect(CaptureError(.missing, source: "/x", reason: "no such file").exitCode == .noInput)
-        #expect(CaptureError(.notMedia, source: "/x", reason: "not a video").exitCode == .dataError)
-        #expect(CaptureError(.busy, source: "/dev/video0", reason: "busy").exitCode == .unavailable)
-        #expect(CaptureError(.missing, source: "/x", reason: "no such file").description == "/x: no such file")
+        #expect(CaptureError(.missing, subject: "/x", reason: "no such file").exitCode == .noInput)
+        #expect(CaptureError(.notMedia, subject: "/x", reason: "not a video").exitCode == .dataError)
+        #expect(CaptureError(.busy, subject: "/dev/video0", reason: "busy").exitCode == .unavailable)
+        #expect(CaptureError(.missing, subject: "/x", reason: "no such file").description == "/x: no such file")
     }
 }

@@ -76,7 +76,7 @@ struct VideoFileSourceTests {
         try Data("this is not a video\n".utf8).write(to: text)
         let empty = dir.appendingPathComponent("empty.mp4")
         try Data().write(to: empty)
-        let cases: [(String, CaptureError.Code, String)] = [
+        let cases: [(String, CaptureErrorCode, String)] = [
             (dir.appendingPathComponent("absent.mp4").path, .missing, "no such file"),
             (dir.path, .unreadable, "is a directory"),
             (empty.path, .notMedia, "empty file"),

@@ -3,7 +3,7 @@ import Testing
 
 struct EventServerErrorTests {
     @Test func exitCodes() {
-        #expect(EventServerError(.inUse, path: "/s", reason: "in use").exitCode == .unavailable)
-        #expect(EventServerError(.pathTooLong, path: "/s", reason: "long").exitCode == .usage)
+        #expect(EventServerError(.inUse, subject: "/s", reason: "in use").exitCode == .unavailable)
+        #expect(EventServerError(.pathTooLong, subject: "/s", reason: "long").exitCode == .usage)
     }
 }

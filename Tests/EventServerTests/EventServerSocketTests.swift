@@ -371,7 +371,7 @@ struct EventServerSocketTests {
     @Test func regularFileIsNotReplaced() throws {
         let sandbox = Sandbox()
         #expect(FileManager.default.createFile(atPath: sandbox.socket, contents: Data("keep".utf8)))
-        #expect(throws: EventServerError(.notASocket, path: sandbox.socket,
+        #expect(throws: EventServerError(.notASocket, subject: sandbox.socket,
                                          reason: "exists and is not a socket; refusing to replace it")) {
             _ = try EventServer(path: sandbox.socket, eventNames: Self.names)
         }
@@ -423,7 +423,7 @@ struct EventServerSocketTests {
         #expect(bye["type"] as? String == "bye" && bye["reason"] as? String == "end_of_input")
         #expect(try client.nextLine(timeout: 1) == nil)
         #expect(!FileManager.default.fileExists(atPath: sandbox.socket))
-        #expect(throws: EventServerError(.noDaemon, path: sandbox.socket,
+        #expect(throws: EventServerError(.noDaemon, subject: sandbox.socket,
                                          reason: "no winkd listening (is it running?)")) {
             _ = try EventClient(path: sandbox.socket)
         }

@@ -183,7 +183,7 @@ struct CalibrationProfileTests {
         #expect {
             try CalibrationProfile(neutral: neutral).save(to: path)
         } throws: { error in
-            (error as? CalibrationProfileError).map { $0.exitCode == .unavailable && $0.path == path } == true
+            (error as? CalibrationProfileError).map { $0.exitCode == .unavailable && $0.subject == path } == true
         }
     }
 }

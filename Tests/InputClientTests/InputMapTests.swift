@@ -67,7 +67,7 @@ struct InputMapTests {
             "mappings[3].mode: a pause action only takes mode \"press\"",
             "mappings[4].event: missing",
             "mappings[4].action.kee: unknown action (expected key, button, command, pause)",
-        ]), path: "m.json", reason: "safestart: unknown key (expected \"mappings\", \"safeStart\")")) {
+        ]), subject: "m.json", reason: "safestart: unknown key (expected \"mappings\", \"safeStart\")")) {
             try InputMap.parse(Data(json.utf8), path: "m.json")
         }
     }
@@ -89,7 +89,7 @@ struct InputMapTests {
     }
 
     @Test func notJSONAndMissingFiles() throws {
-        #expect(throws: InputError(.invalidMap(problems: ["not valid JSON"]), path: "m", reason: "not valid JSON")) {
+        #expect(throws: InputError(.invalidMap(problems: ["not valid JSON"]), subject: "m", reason: "not valid JSON")) {
             try InputMap.parse(Data("{mappings".utf8), path: "m")
         }
         let missing = "/nonexistent/winkd/input.json"

@@ -69,7 +69,7 @@ final class ScriptedConnector: EventLineConnector {
     func connect() throws -> EventLineConnection {
         connects += 1
         guard !script.isEmpty, let lines = script.removeFirst() else {
-            throw InputError(.socket, path: path, reason: "no winkd listening")
+            throw InputError(.socket, subject: path, reason: "no winkd listening")
         }
         return Connection(lines, clock: clock)
     }

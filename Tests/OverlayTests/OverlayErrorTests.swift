@@ -3,6 +3,6 @@ import Testing
 
 struct OverlayErrorTests {
     @Test func brokenImagesExit65() {
-        #expect(OverlayError(.notDecodable, path: "/a.png", reason: "truncated").exitCode == .dataError)
+        #expect(OverlayError(.notDecodable, subject: "/a.png", reason: "truncated").exitCode == .dataError)
     }
 }

@@ -130,7 +130,7 @@ struct OverlayLayoutTests {
         } throws: { error in
             guard let e = error as? OverlayError else { return false }
             return e.code == .missing && e.exitCode.rawValue == 66
-                && e.path == folder.appendingPathComponent("gone.png").path
+                && e.subject == folder.appendingPathComponent("gone.png").path
         }
     }
 

@@ -82,7 +82,7 @@ struct OverlayRunTests {
         #expect {
             try writeImage(frame, to: "/nonexistent-dir/x.png")
         } throws: { error in
-            (error as? OverlayError)?.code == .output && (error as? OverlayError)?.path == "/nonexistent-dir/x.png"
+            (error as? OverlayError)?.code == .output && (error as? OverlayError)?.subject == "/nonexistent-dir/x.png"
         }
         #expect {
             try OverlayVideoWriter(path: "/tmp/x.gif", width: 8, height: 8, framesPerSecond: 30)

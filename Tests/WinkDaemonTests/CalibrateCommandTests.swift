@@ -144,7 +144,7 @@ struct CalibrateArgumentTests {
         #expect {
             try options.makePipeline()
         } throws: { error in
-            (error as? CalibrationProfileError).map { $0.exitCode == .noInput && $0.path == missing } == true
+            (error as? CalibrationProfileError).map { $0.exitCode == .noInput && $0.subject == missing } == true
         }
         let corrupt = temporaryPath("corrupt.json")
         defer { try? FileManager.default.removeItem(atPath: corrupt) }

@@ -129,7 +129,7 @@ struct DaemonPartsTests {
         } catch let error as CaptureError {
             #expect(error.code == .unsupported && error.description.contains("YUYV"))
         }
-        #expect(throws: CaptureError(.missing, source: "/dev/video11", reason: "no such device")) {
+        #expect(throws: CaptureError(.missing, subject: "/dev/video11", reason: "no such device")) {
             try V4L2Output(path: "/dev/video11", width: 4, height: 2, syscalls: FakeOutput())
         }
     }

@@ -73,7 +73,7 @@ enum EventsCommand {
             }
         }
         if lastType == "bye" { return .ok }
-        throw EventServerError(.noDaemon, path: socket, reason: "winkd closed the connection without a bye")
+        throw EventServerError(.noDaemon, subject: socket, reason: "winkd closed the connection without a bye")
     }
 
     /// Writes `line` and a newline to stdout with write(2) (unbuffered, so each line is flushed).
