@@ -24,6 +24,8 @@ struct SystemdObserverTests {
         #expect(fake.receive() == "READY=1\nSTATUS=reload failed; the previous configuration stays")
         observer.daemonIsStopping()
         #expect(fake.receive() == "STOPPING=1\nSTATUS=stopping")
+        observer.daemonIsStopping()  // the run loop ending after a SIGTERM: no second STOPPING
+        #expect(fake.receive(timeout: 0.2) == nil)
         #expect(SystemdObserver(environment: [:]) == nil)
     }
 }

@@ -12,6 +12,7 @@ public final class SystemdObserver: DaemonObserver {
     let notifier: SystemdNotifier
     /// What the daemon is doing and how many clients listen, for STATUS ("streaming /dev/video0, 2 clients").
     private let state = Mutex<(activity: String, clients: Int)>(("idle, camera closed", 0))
+    private let stoppingSent = Mutex(false)
 
     /// `nil` when the daemon does not run under systemd (`NOTIFY_SOCKET` unset).
     public init?(environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -60,5 +61,9 @@ public final class SystemdObserver: DaemonObserver {
         notifier.ready(status: ok ? "configuration reloaded" : "reload failed; the previous configuration stays")
     }
 
-    public func daemonIsStopping() { notifier.stopping(status: "stopping") }
+    /// STOPPING=1 once: a SIGTERM and the run loop ending after it both report the stop.
+    public func daemonIsStopping() {
+        guard stoppingSent.withLock({ sent in defer { sent = true }; return !sent }) else { return }
+        notifier.stopping(status: "stopping")
+    }
 }
