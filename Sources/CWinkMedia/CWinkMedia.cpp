@@ -102,15 +102,16 @@ struct wm_video {
         if (time_ms) *time_ms = ms;
         const int w = frame->width, h = frame->height;
         if (w <= 0 || h <= 0) return WM_END;
-        if (converted->width != w || converted->height != h) {
-            av_frame_unref(converted);
+        if (converted->width == 0) {  // the first frame sets the size of every frame delivered
             converted->format = AV_PIX_FMT_BGR24;
             converted->width = w;
             converted->height = h;
             if (av_frame_get_buffer(converted, 32) != 0) return WM_INTERNAL;
         }
-        sws = sws_getCachedContext(sws, w, h, static_cast<AVPixelFormat>(frame->format), w, h, AV_PIX_FMT_BGR24,
-                                   SWS_BICUBIC, nullptr, nullptr, nullptr);
+        // A stream whose frame size changes part way (a spliced recording) goes on at the first size,
+        // bicubically rescaled, as VideoCapture does.
+        sws = sws_getCachedContext(sws, w, h, static_cast<AVPixelFormat>(frame->format), converted->width,
+                                   converted->height, AV_PIX_FMT_BGR24, SWS_BICUBIC, nullptr, nullptr, nullptr);
         if (!sws) return WM_INTERNAL;
         sws_scale(sws, frame->data, frame->linesize, 0, h, converted->data, converted->linesize);
         av_frame_unref(frame);
@@ -153,6 +154,10 @@ wm_status check_file(const char *path, char *message, size_t len) {
     }
     if (S_ISDIR(st.st_mode)) {
         write_message(message, len, "is a directory");
+        return WM_UNREADABLE;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        write_message(message, len, "not a regular file (a pipe or device cannot be read as a recording)");
         return WM_UNREADABLE;
     }
     if (access(path, R_OK) != 0) {
@@ -286,7 +291,6 @@ wm_status wm_video_read(wm_video *video, uint8_t *gray, uint8_t *bgr, double *ti
             if (st != WM_OK) return st;
         }
         const cv::Mat &frame = video->upright();
-        if (frame.cols != video->width || frame.rows != video->height) return WM_END;
         deliver(frame, gray, bgr);
         return WM_OK;
     } catch (...) {

@@ -119,19 +119,18 @@ public final class StillImageSource: FrameSource {
     public func close() {}
 }
 
-/// Opens a regular file as a video, or as a still image when it is not a video.
-/// - Throws: `CaptureError` `.missing`/`.unreadable` (exit 66), `.notMedia` (exit 65).
+/// Opens a file as a still image when its extension says so (decoded by OpenCV's imread in the WinkCodecs
+/// plugin), otherwise as a video through FFmpeg (which also reads an image with another extension).
+/// - Throws: `CaptureError` `.missing`/`.unreadable` (exit 66; a pipe or device is unreadable as a
+///   recording), `.notMedia` (exit 65) with FFmpeg's reason (no video stream, undecodable first frame...),
+///   `.internal` (exit 70) when a still needs the plugin and it cannot be loaded.
 public func openMediaFile(path: String, clock: any MonotonicClock = SystemClock()) throws -> FrameSource {
     let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "bmp", "webp", "tif", "tiff", "pgm", "ppm", "pnm"]
     let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
     if imageExtensions.contains(ext) {
         return try StillImageSource(path: path, clock: clock)
     }
-    do {
-        return try VideoFileSource(path: path, clock: clock)
-    } catch let error as CaptureError where error.code == .notMedia {
-        // Not a video: perhaps an image without a telling extension.
-        if let image = try? StillImageSource(path: path, clock: clock) { return image }
-        throw CaptureError(.notMedia, subject: path, reason: "not a video or image OpenCV can decode")
-    }
+    // Anything else goes to FFmpeg, which also reads an image without a telling extension (its *_pipe
+    // demuxers probe the content) as a one-frame video; its reason for refusing a file is kept.
+    return try VideoFileSource(path: path, clock: clock)
 }

@@ -20,10 +20,20 @@ public enum OverlayOutputKind: Sendable, Equatable {
     }
 }
 
+extension OverlayError {
+    /// The error for a failed write of `path`: `.internal` (exit 70) when the codec plugin could not be
+    /// loaded or OpenCV failed (`WO_INTERNAL`), otherwise `.output` (exit 69: the file cannot be written).
+    static func writing(_ status: wo_status, path: String, message: [CChar], fallback: String) -> OverlayError {
+        let reason = String(cString: message)
+        return OverlayError(status == WO_INTERNAL ? .internal : .output, subject: path,
+                            reason: reason.isEmpty ? fallback : reason)
+    }
+}
+
 /// Writes a frame's BGR plane as a PNG (compression 9) or JPEG (quality 95), by `path`'s extension, through
 /// OpenCV's `imwrite`.
 /// - Throws: `OverlayError.output` (exit 69) for an unknown extension or a file that cannot be written,
-///   `.internal` when the buffer has no colour plane.
+///   `.internal` (exit 70) when the buffer has no colour plane or the codec plugin cannot be loaded.
 public func writeImage(_ buffer: PixelBuffer, to path: String) throws {
     guard buffer.wantsColor else {
         throw OverlayError(.internal, subject: path, reason: "the frame buffer has no BGR plane (wantsColor is false)")
@@ -32,7 +42,9 @@ public func writeImage(_ buffer: PixelBuffer, to path: String) throws {
     let status = wo_image_write(
         path, buffer.bgr, Int32(buffer.width), Int32(buffer.height), Int32(3 * buffer.width),
         &message, message.count)
-    guard status == WO_OK else { throw OverlayError(.output, subject: path, reason: String(cString: message)) }
+    guard status == WO_OK else {
+        throw OverlayError.writing(status, path: path, message: message, fallback: "cannot write the image")
+    }
 }
 
 /// A video file written frame by frame with OpenCV's `VideoWriter` (FFmpeg backend). The codec follows the
@@ -46,7 +58,8 @@ public final class OverlayVideoWriter {
     private var handle: OpaquePointer?
 
     /// - Parameter framesPerSecond: the rate stored in the container (> 0).
-    /// - Throws: `OverlayError.output` (exit 69) for an unknown extension or a file that cannot be created.
+    /// - Throws: `OverlayError.output` (exit 69) for an unknown extension or a file that cannot be created,
+    ///   `.internal` (exit 70) when the codec plugin cannot be loaded.
     public init(path: String, width: Int, height: Int, framesPerSecond: Double) throws {
         self.path = path
         self.width = width
@@ -57,8 +70,7 @@ public final class OverlayVideoWriter {
             path, Int32(width), Int32(height), framesPerSecond, &out, &message,
             message.count)
         guard status == WO_OK, let out else {
-            let reason = String(cString: message)
-            throw OverlayError(.output, subject: path, reason: reason.isEmpty ? "cannot open the video writer" : reason)
+            throw OverlayError.writing(status, path: path, message: message, fallback: "cannot open the video writer")
         }
         handle = out
     }

@@ -58,13 +58,12 @@ final class PlotCanvas {
     static func textWidth(_ s: String, scale: Double = 0.4) -> Int { Int(wo_canvas_text_width(s, scale)) }
 
     /// - Throws: `OverlayError.output` (69) when the file cannot be written or the extension is not
-    ///   `.png`/`.jpg`/`.jpeg`.
+    ///   `.png`/`.jpg`/`.jpeg`, `.internal` (70) when the codec plugin cannot be loaded.
     func write(to path: String) throws {
         var message = [CChar](repeating: 0, count: 256)
         let status = wo_canvas_write(handle, path, &message, message.count)
         guard status == WO_OK else {
-            let reason = String(cString: message)
-            throw OverlayError(.output, subject: path, reason: reason.isEmpty ? "cannot write the plot" : reason)
+            throw OverlayError.writing(status, path: path, message: message, fallback: "cannot write the plot")
         }
     }
 }

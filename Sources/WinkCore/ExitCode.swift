@@ -18,6 +18,13 @@ public enum ExitCode: Int32, Sendable, Error {
     case configuration = 78
 }
 
+extension ExitCode {
+    /// The codes as `--help` lists them (SPEC.md): one line.
+    public static let summary = "exit codes (sysexits): 0 ok, 1 check failed (evaluate --min-f1), 64 usage, "
+        + "65 bad input data, 66 input missing or unreadable, 69 device or socket unavailable, 70 internal "
+        + "(also: codec plugin libWinkCodecs.so not loadable), 78 bad configuration or model file"
+}
+
 /// An error that maps to a `sysexits` code and carries the one line printed to stderr before exiting.
 ///
 /// The message names the file or device and what is wrong with it, e.g.

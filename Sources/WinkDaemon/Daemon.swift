@@ -284,9 +284,14 @@ public final class Daemon: @unchecked Sendable {
                 endFace()
                 if !ended { publish(StatusLine(state: "source_closed", source: source.name)) }
             } catch {
+                // A source that fails (a camera unplugged, a looped file gone) ends the face and whatever it
+                // was doing: a client holding a key for `smile` must see it end.
+                endFace()
                 let message = (error as? ExitCodeError)?.description ?? "\(error)"
                 log(.warning, message)
-                publish(StatusLine(state: "source_failed", source: options.source, message: message))
+                // The line names the source already; the message says only what is wrong with it.
+                let reason = options.source.flatMap { message.hasPrefix($0 + ": ") ? String(message.dropFirst($0.count + 2)) : nil }
+                publish(StatusLine(state: "source_failed", source: options.source, message: reason ?? message))
                 pause(seconds: backoff)
                 backoff = min(backoff * 2, environment.backoffMaximum)
             }

@@ -22,6 +22,7 @@ public enum WinkctlMain {
 
     static var usage: String {
         "usage: winkctl COMMAND [options]\n" + commands.map { "  winkctl \($0.command.synopsis)" }.joined(separator: "\n")
+            + "\n" + ExitCode.summary
     }
 
     public static func run() -> Never {

@@ -14,7 +14,7 @@ public enum WinkdMain {
             var args = Arguments(Array(CommandLine.arguments.dropFirst()))
             if args.flag("--help") {
                 print("usage: winkd [--source DEVICE|FILE] [--socket PATH] [--config FILE] [--model FILE] [--mirrored] "
-                      + "[--pace realtime|fast] [--loop] [--always-on]")
+                      + "[--pace realtime|fast] [--loop] [--always-on]\n" + ExitCode.summary)
                 return .ok
             }
             let options = try DaemonOptions(&args)

@@ -89,6 +89,78 @@ struct VideoFileSourceTests {
         }
     }
 
+    /// A stream whose frame size changes part way goes on at the first size, the new pictures rescaled
+    /// (bicubic); it used to end silently at the change. Here a raw Motion-JPEG stream spliced from photos
+    /// of two sizes (500x375, then 360x480). (Debian's VideoCapture is no yardstick here: after the change
+    /// it repeats the last 500x375 picture.)
+    @Test func aFrameSizeChangeGoesOnAtTheFirstSize() throws {
+        let photos = Self.videos.deletingLastPathComponent().appendingPathComponent("images/dlib")
+        let wide = try Data(contentsOf: photos.appendingPathComponent("2007_007763.jpg"))
+        let tallPath = photos.appendingPathComponent("2008_001009.jpg")
+        let tall = try Data(contentsOf: tallPath)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-splice-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("spliced.mjpeg")
+        try (Array(repeating: wide, count: 5) + Array(repeating: tall, count: 5)).reduce(Data(), +).write(to: file)
+        let source = try VideoFileSource(path: file.path)
+        #expect(source.width == 500 && source.height == 375)
+        let buffer = PixelBuffer()
+        var means: [Double] = [], lastTime = -1.0
+        var fifth: [UInt8] = [], last: [UInt8] = []
+        while let info = try source.read(into: buffer) {
+            #expect(buffer.width == 500 && buffer.height == 375 && info.time > lastTime)
+            lastTime = info.time
+            let pixels = Array(UnsafeBufferPointer(start: buffer.gray, count: 500 * 375))
+            means.append(Double(pixels.reduce(0) { $0 + Int($1) }) / Double(pixels.count))
+            if means.count == 5 { fifth = pixels }
+            last = pixels
+        }
+        #expect(means.count == 10)
+        // The second photo is shown (not the first repeated), at the first size, with its own brightness.
+        let change = zip(fifth, last).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) } / max(1, last.count)
+        #expect(change > 20, "mean change \(change) grey levels")
+        let still = try StillImageSource(path: tallPath.path)
+        let original = PixelBuffer()
+        _ = try still.read(into: original)
+        let n = original.width * original.height
+        let stillMean = Double(UnsafeBufferPointer(start: original.gray, count: n).reduce(0) { $0 + Int($1) }) / Double(n)
+        #expect(abs(means[9] - stillMean) < 2, "rescaled mean \(means[9]), photo \(stillMean)")
+    }
+
+    @Test func pipesAndDevicesAreNotRecordings() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-fifo-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fifo = dir.appendingPathComponent("video.mp4").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        for path in [fifo, "/dev/zero"] {
+            let error = #expect(throws: CaptureError.self) { try openMediaFile(path: path) }
+            #expect(error?.code == .unreadable && error?.description.contains("not a regular file") == true,
+                    "\(error?.description ?? "")")
+        }
+    }
+
+    @Test func aFileWithoutAVideoStreamSaysSo() throws {
+        // A still under a video's name: FFmpeg reads it as a one-frame video (no plugin needed).
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-still-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let disguised = dir.appendingPathComponent("photo.dat")
+        try FileManager.default.copyItem(at: Self.videos.deletingLastPathComponent()
+            .appendingPathComponent("images/dlib/2008_001009.jpg"), to: disguised)
+        let source = try openMediaFile(path: disguised.path)
+        let buffer = PixelBuffer()
+        #expect(try source.read(into: buffer) != nil && buffer.width == 360 && buffer.height == 480)
+        #expect(try source.read(into: buffer) == nil)
+        // Random bytes: FFmpeg's reason, not a generic one.
+        let noise = dir.appendingPathComponent("noise.mp4")
+        var generator = SystemRandomNumberGenerator()
+        try Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: noise)
+        let error = #expect(throws: CaptureError.self) { try openMediaFile(path: noise.path) }
+        #expect(error?.code == .notMedia && error?.description.contains("FFmpeg") == true, "\(error?.description ?? "")")
+    }
+
     @Test func aTruncatedRecordingEndsEarlyWithoutCrashing() throws {
         let whole = try Data(contentsOf: Self.videos.appendingPathComponent("single_face.mp4"))
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-trunc-\(getpid())")

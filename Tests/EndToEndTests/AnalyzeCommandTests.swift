@@ -49,6 +49,11 @@ struct AnalyzeCommandTests {
         let video = try Binaries.run("winkctl", ["analyze", Binaries.fixture("video/single_face.mp4")],
                                      environment: environment)
         #expect(video.status == 0, "\(video.stderr)")
+        // --plot writes through the plugin too: the same exit 70 (it used to be 69, "cannot write").
+        let plot = try Binaries.temporaryDirectory().appendingPathComponent("p.png").path
+        let plotted = try Binaries.run("winkctl", ["analyze", Binaries.fixture("video/single_face.mp4"), "--plot", plot],
+                                       environment: environment)
+        #expect(plotted.status == 70 && plotted.stderr.contains("OpenCV codec plugin not loaded"), "\(plotted.stderr)")
         let found = try Binaries.run("winkctl", ["analyze", photo])
         #expect(found.status == 0, "the plugin beside winkctl is found: \(found.stderr)")
     }

@@ -151,6 +151,30 @@ struct DaemonRobustnessTests {
         #expect(stop(daemon) == 0)
     }
 
+    /// `--loop` on a file that is gone when the pass ends: the face and its smile end (a client holding a
+    /// key for `smile` must see it released), then `source_failed` says what is wrong without repeating
+    /// the path. Found by a newcomer: the face and the smile stayed open for as long as the file was gone.
+    @Test func aLoopedFileThatGoesAwayEndsTheFace() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let socket = dir.appendingPathComponent("s.sock").path
+        let clip = dir.appendingPathComponent("clip.mp4").path
+        try FileManager.default.copyItem(atPath: Binaries.fixture("video/single_face.mp4"), toPath: clip)
+        let daemon = try start(["--source", clip, "--socket", socket, "--loop"])
+        let client = try #require(connect(socket))
+        #expect(client.subscribeToEverything())
+        let smiling = client.read(for: 5) { $0.contains { $0.contains("\"smile\"") && $0.contains("\"began\"") } }
+        #expect(smiling.contains { $0.contains("\"smile\"") && $0.contains("\"began\"") })
+        try FileManager.default.removeItem(atPath: clip)
+        let after = client.read(for: 6) { $0.contains { $0.contains("source_failed") } }
+            .filter { !$0.contains("\"coefficients\"") }
+        let lost = after.firstIndex { $0.contains("\"faceLost\"") }
+        let failed = after.firstIndex { $0.contains("source_failed") }
+        #expect(after.contains { $0.contains("\"smile\"") && $0.contains("\"ended\"") }, "\(after)")
+        #expect(lost != nil && failed != nil && lost! < failed!, "\(after)")
+        if let failed { #expect(after[failed].contains("\"message\":\"no such file\""), "\(after[failed])") }
+        #expect(stop(daemon) == 0)
+    }
+
     @Test func fiveHundredConnectionsLeaveTheDescriptorCountWhereItWas() throws {
         let dir = try Binaries.temporaryDirectory()
         let socket = dir.appendingPathComponent("s.sock").path

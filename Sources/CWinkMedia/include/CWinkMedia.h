@@ -28,9 +28,12 @@ typedef enum wm_status {
 
 typedef struct wm_video wm_video;
 
-/// Opens a recorded video (the first video stream of any container and codec FFmpeg reads) and decodes its
-/// first frame to prove it decodes. Frames come upright: a display-matrix rotation of 90, 180 or 270
-/// degrees is applied, as VideoCapture's CAP_PROP_ORIENTATION_AUTO does.
+/// Opens a recorded video (the first video stream of any container and codec FFmpeg reads; a regular file)
+/// and decodes its first frame to prove it decodes. Every frame comes at the first frame's size (a stream
+/// whose size changes part way is rescaled, as VideoCapture does). Frames come upright: a display-matrix
+/// rotation of 90, 180 or 270 degrees is applied as FFmpeg's own tools apply it (`ffmpeg` autorotate).
+/// OpenCV 4.6's CAP_PROP_ORIENTATION_AUTO agrees for 180 degrees but turns 90 and 270 the wrong way
+/// (opencv/opencv#22088, fixed in 4.7), so for those the frames differ from Debian's VideoCapture.
 /// On failure, a one-line reason (without the path) goes into `message`.
 wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t message_len);
 void wm_video_close(wm_video *video);
