@@ -128,6 +128,54 @@ struct VideoFileSourceTests {
         #expect(abs(means[9] - stillMean) < 2, "rescaled mean \(means[9]), photo \(stillMean)")
     }
 
+    /// A display matrix (an MP4 track header's, as `ffmpeg -metadata:s:v rotate=N` writes it) turns the
+    /// frames upright as FFmpeg's own tools show them: "rotate=90" is a quarter turn clockwise. The
+    /// recording here is single_face.mp4 with only its track matrix changed, so every frame must be the
+    /// upright one turned, pixel for pixel.
+    @Test(arguments: [90, 180, 270])
+    func aRotatedRecordingComesUpright(degrees: Int) throws {
+        let original = Self.videos.appendingPathComponent("single_face.mp4")
+        var data = try Data(contentsOf: original)
+        let tkhd = try #require(data.range(of: Data("tkhd".utf8))).lowerBound
+        try #require(data[tkhd + 4] == 0, "a version 0 track header")
+        // a b u / c d v / x y w in 16.16 (2.30 for u, v, w); movenc.c's matrices for rotate=90/180/270.
+        let matrix: [Int32] = switch degrees {
+        case 90: [0, 65536, 0, -65536, 0, 0, 360 << 16, 0, 1 << 30]
+        case 180: [-65536, 0, 0, 0, -65536, 0, 640 << 16, 360 << 16, 1 << 30]
+        default: [0, -65536, 0, 65536, 0, 0, 0, 640 << 16, 1 << 30]
+        }
+        let bytes = matrix.flatMap { v in (0..<4).map { UInt8(truncatingIfNeeded: UInt32(bitPattern: v) >> (24 - 8 * $0)) } }
+        data.replaceSubrange((tkhd + 44)..<(tkhd + 80), with: bytes)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-rotate-\(getpid())-\(degrees)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let rotatedFile = dir.appendingPathComponent("rotated.mp4")
+        try data.write(to: rotatedFile)
+
+        let upright = try VideoFileSource(path: original.path), turned = try VideoFileSource(path: rotatedFile.path)
+        let (w, h) = (upright.width, upright.height)
+        #expect(degrees == 180 ? (turned.width == w && turned.height == h) : (turned.width == h && turned.height == w))
+        let a = PixelBuffer(), b = PixelBuffer()
+        for frame in 0..<5 {
+            try #require(try upright.read(into: a) != nil && turned.read(into: b) != nil)
+            try #require(b.width * b.height == w * h && b.width == (degrees == 180 ? w : h))
+            let src = UnsafeBufferPointer(start: a.gray, count: w * h)
+            let out = UnsafeBufferPointer(start: b.gray, count: w * h)
+            var differing = 0
+            for y in 0..<b.height {
+                for x in 0..<b.width {
+                    let expected = switch degrees {
+                    case 90: src[(h - 1 - x) * w + y]       // clockwise
+                    case 180: src[(h - 1 - y) * w + (w - 1 - x)]
+                    default: src[x * w + (w - 1 - y)]       // counter-clockwise
+                    }
+                    if out[y * b.width + x] != expected { differing += 1 }
+                }
+            }
+            #expect(differing == 0, "\(degrees) degrees, frame \(frame): \(differing) pixels differ")
+        }
+    }
+
     @Test func pipesAndDevicesAreNotRecordings() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-fifo-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
