@@ -87,6 +87,18 @@ struct DaemonRobustnessTests {
         return nil
     }
 
+    /// winkd looping single_face.mp4 with a configuration file holding one smile row (to be rewritten
+    /// and reloaded); returns the process, its socket path and the configuration file.
+    func startLoopingWithSmileConfiguration() throws -> (Process, String, URL) {
+        let dir = try Binaries.temporaryDirectory()
+        let socket = dir.appendingPathComponent("s.sock").path
+        let config = dir.appendingPathComponent("winkd.json")
+        try Data(#"{"analyzers": [{"event": "smile", "enter": 0.6}]}"#.utf8).write(to: config)
+        let daemon = try start(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
+                                "--config", config.path, "--loop"])
+        return (daemon, socket, config)
+    }
+
     func stop(_ p: Process) -> Int32 {
         p.terminate()
         p.waitUntilExit()
@@ -94,12 +106,7 @@ struct DaemonRobustnessTests {
     }
 
     @Test func sighupReloadsAGoodConfigurationAndKeepsTheOldOnABadOneWithoutDroppingTheClient() throws {
-        let dir = try Binaries.temporaryDirectory()
-        let socket = dir.appendingPathComponent("s.sock").path
-        let config = dir.appendingPathComponent("winkd.json")
-        try Data(#"{"analyzers": [{"event": "smile", "enter": 0.6}]}"#.utf8).write(to: config)
-        let daemon = try start(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
-                                "--config", config.path, "--loop"])
+        let (daemon, socket, config) = try startLoopingWithSmileConfiguration()
         let client = try #require(connect(socket))
         #expect(client.subscribeToEverything())
         #expect(client.read(for: 5) { $0.contains { $0.contains("\"coefficients\"") } }.contains { $0.contains("\"coefficients\"") })
@@ -125,12 +132,7 @@ struct DaemonRobustnessTests {
     /// here comes while winkd is still loading the model (clients are greeted before that): it used to be
     /// dropped, and is now carried out once start-up ends.
     @Test func aRowAddedByReloadIsAnnouncedAndSubscribable() throws {
-        let dir = try Binaries.temporaryDirectory()
-        let socket = dir.appendingPathComponent("s.sock").path
-        let config = dir.appendingPathComponent("winkd.json")
-        try Data(#"{"analyzers": [{"event": "smile", "enter": 0.6}]}"#.utf8).write(to: config)
-        let daemon = try start(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
-                                "--config", config.path, "--loop"])
+        let (daemon, socket, config) = try startLoopingWithSmileConfiguration()
         let first = try #require(connect(socket))
         let hello = first.read(for: 5) { $0.contains { $0.contains("\"hello\"") } }
         #expect(hello.contains { $0.contains("\"hello\"") && !$0.contains("browRaise") }, "\(hello)")
