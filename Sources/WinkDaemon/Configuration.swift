@@ -184,11 +184,8 @@ public struct Configuration: Sendable {
 
     /// `camera`: `width`, `height` (whole pixels > 0, both or neither), `fps` (> 0).
     static func parseCamera(_ value: Any?, into c: inout Configuration, problems: inout [String]) {
-        guard let value else { return }
-        guard let object = value as? [String: Any] else { return problems.append("camera: expected an object") }
-        for key in object.keys.sorted() where !["width", "height", "fps"].contains(key) {
-            problems.append("camera.\(key): unknown key (known: fps, height, width)")
-        }
+        let known = ["width", "height", "fps"]
+        guard let object = sectionObject(value, named: "camera", known: known, problems: &problems) else { return }
         for key in ["width", "height"] {
             guard let v = object[key] else { continue }
             guard let n = wholeNumber(v), n > 0, n <= 8192 else {
@@ -207,13 +204,25 @@ public struct Configuration: Sendable {
         }
     }
 
+    /// The object of an optional section, with one problem per key not in `known` (listed sorted); nil
+    /// when the section is absent, or not an object (a problem too).
+    static func sectionObject(_ value: Any?, named name: String, known: [String],
+                              problems: inout [String]) -> [String: Any]? {
+        guard let value else { return nil }
+        guard let object = value as? [String: Any] else {
+            problems.append("\(name): expected an object")
+            return nil
+        }
+        for key in object.keys.sorted() where !known.contains(key) {
+            problems.append("\(name).\(key): unknown key (known: \(known.sorted().joined(separator: ", ")))")
+        }
+        return object
+    }
+
     /// `socket`: `mode` (an octal string, "0600"...), `maximumClients` (1...4096).
     static func parseSocket(_ value: Any?, into c: inout Configuration, problems: inout [String]) {
-        guard let value else { return }
-        guard let object = value as? [String: Any] else { return problems.append("socket: expected an object") }
-        for key in object.keys.sorted() where !["mode", "maximumClients"].contains(key) {
-            problems.append("socket.\(key): unknown key (known: maximumClients, mode)")
-        }
+        let known = ["mode", "maximumClients"]
+        guard let object = sectionObject(value, named: "socket", known: known, problems: &problems) else { return }
         if let v = object["mode"] {
             if let s = v as? String, !s.isEmpty, s.count <= 4, let mode = UInt32(s, radix: 8), mode <= 0o777 {
                 c.socketMode = mode
@@ -230,11 +239,8 @@ public struct Configuration: Sendable {
 
     /// `overlay`: `layout` (a layout JSON file) and `device` (a V4L2 output node), both required.
     static func parseOverlay(_ value: Any?, into c: inout Configuration, problems: inout [String]) {
-        guard let value else { return }
-        guard let object = value as? [String: Any] else { return problems.append("overlay: expected an object") }
-        for key in object.keys.sorted() where !["layout", "device"].contains(key) {
-            problems.append("overlay.\(key): unknown key (known: device, layout)")
-        }
+        let known = ["layout", "device"]
+        guard let object = sectionObject(value, named: "overlay", known: known, problems: &problems) else { return }
         for key in ["layout", "device"] {
             guard let v = object[key] else {
                 problems.append("overlay.\(key): required")

@@ -165,7 +165,7 @@ struct DaemonPartsTests {
         #expect(!Configuration().overlayOutputConfigured && Configuration().socketMode == 0o600)
         do {
             _ = try Configuration.parse(Data(#"""
-                {"camera": {"width": 320, "fps": true}, "socket": {"mode": "rw", "maximumClients": 0, "x": 1},
+                {"camera": {"width": 320, "fps": true, "rate": 1}, "socket": {"mode": "rw", "maximumClients": 0, "x": 1},
                  "overlay": {"device": 5}}
                 """#.utf8), path: "c.json")
             Issue.record("must be invalid")
@@ -173,6 +173,7 @@ struct DaemonPartsTests {
             #expect(error.exitCode == .configuration)
             let lines = error.description.split(separator: "\n").map(String.init)
             #expect(lines == [
+                "c.json: camera.rate: unknown key (known: fps, height, width)",
                 "c.json: camera: give both width and height, or neither",
                 "c.json: camera.fps: expected a number of frames per second above 0",
                 "c.json: socket.x: unknown key (known: maximumClients, mode)",
@@ -182,6 +183,10 @@ struct DaemonPartsTests {
                 "c.json: overlay.device: expected a path",
             ], "\(lines)")
         }
+        let notObject = #expect(throws: Configuration.Invalid.self) {
+            try Configuration.parse(Data(#"{"socket": 3}"#.utf8), path: "c.json")
+        }
+        #expect(notObject?.description == "c.json: socket: expected an object")
     }
 
     @Test func aRelativeLayoutIsResolvedAgainstTheConfigurationFolder() throws {
