@@ -90,13 +90,18 @@ struct DaemonRobustnessTests {
     /// winkd looping single_face.mp4 with a configuration file holding one smile row (to be rewritten
     /// and reloaded); returns the process, its socket path and the configuration file.
     func startLoopingWithSmileConfiguration() throws -> (Process, String, URL) {
-        let dir = try Binaries.temporaryDirectory()
-        let socket = dir.appendingPathComponent("s.sock").path
-        let config = dir.appendingPathComponent("winkd.json")
+        let config = try Binaries.temporaryDirectory().appendingPathComponent("winkd.json")
         try Data(#"{"analyzers": [{"event": "smile", "enter": 0.6}]}"#.utf8).write(to: config)
-        let daemon = try start(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
-                                "--config", config.path, "--loop"])
+        let (daemon, socket) = try startLooping(["--config", config.path])
         return (daemon, socket, config)
+    }
+
+    /// winkd looping single_face.mp4 on a fresh socket, with `extra` arguments; the process and socket path.
+    func startLooping(_ extra: [String] = []) throws -> (Process, String) {
+        let socket = try Binaries.temporaryDirectory().appendingPathComponent("s.sock").path
+        let daemon = try start(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop"]
+                               + extra)
+        return (daemon, socket)
     }
 
     func stop(_ p: Process) -> Int32 {
@@ -178,10 +183,7 @@ struct DaemonRobustnessTests {
     }
 
     @Test func fiveHundredConnectionsLeaveTheDescriptorCountWhereItWas() throws {
-        let dir = try Binaries.temporaryDirectory()
-        let socket = dir.appendingPathComponent("s.sock").path
-        let daemon = try start(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop",
-                                "--pace", "fast"])
+        let (daemon, socket) = try startLooping(["--pace", "fast"])
         let first = try #require(connect(socket))
         _ = first.read(for: 3) { $0.count >= 3 }
         let fds = "/proc/\(daemon.processIdentifier)/fd"
@@ -205,10 +207,7 @@ struct DaemonRobustnessTests {
     }
 
     @Test func aClientThatNeverReadsDoesNotStarveOneThatDoes() throws {
-        let dir = try Binaries.temporaryDirectory()
-        let socket = dir.appendingPathComponent("s.sock").path
-        let daemon = try start(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop",
-                                "--pace", "fast"])
+        let (daemon, socket) = try startLooping(["--pace", "fast"])
         let sleeper = try #require(connect(socket))
         // Asks for everything, then never reads: its socket buffer and queue fill up.
         sleeper.send(#"{"type":"subscribe","id":1,"events":["faceFound","smile","blink"],"coefficients":true}"#)
