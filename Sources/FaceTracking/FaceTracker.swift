@@ -77,13 +77,9 @@ public final class FaceTracker {
     /// Where the last `process` call spent its time, for the benchmark.
     public private(set) var timings = StageTimings()
     private let clock = SystemClock()
-    /// A routine region check deferred to `completeFrame`: the face and box the frame was tracked with
-    /// (its upright crop stays in `crop` until the next `process`).
-    private struct PendingCheck {
-        var face: TrackedFace
-        var box: PixelRect
-    }
-    private var pending: PendingCheck?
+    /// A routine region check deferred to `completeFrame`: the face the frame was tracked with (its box is
+    /// `cropBox`; its upright crop stays in `crop` until the next `process`).
+    private var pending: TrackedFace?
 
     /// - Parameter predictor: a loaded 68-point model (see `ShapePredictor(path:)`).
     public init(predictor: ShapePredictor, settings: TrackerSettings = TrackerSettings()) {
@@ -126,7 +122,7 @@ public final class FaceTracker {
         guard looksDifferent else {
             let observation = try observe(buffer, face: state, box: predicted, detected: false)
             if framesSinceDetection >= max(1, settings.verifyInterval) {
-                pending = PendingCheck(face: state, box: predicted)
+                pending = state
             }
             return observation
         }
@@ -152,20 +148,20 @@ public final class FaceTracker {
     /// are the same either way. Adds its detector time to `timings.detection`.
     /// - Throws: `FaceTrackingError.internal` if dlib fails.
     public func completeFrame() throws {
-        guard let check = pending else { return }
+        guard let face = pending else { return }
         pending = nil
-        if let found = try verifyInCrop(check.box) {
+        if let found = try verifyInCrop(face.cropBox) {
             misses = 0
             // Landmarks from the detector's box, as an undeferred check would have tracked on from.
             let t0 = clock.nanoseconds()
             let inCrop = try predictor.landmarks(in: crop, box: found)
             timings.landmarks += Double(clock.nanoseconds() - t0) / 1e9
             learn(box: found, inCrop: inCrop)
-            advance(face: check.face, inCrop: inCrop)
+            advance(face: face, inCrop: inCrop)
             return
         }
         misses += 1
-        compare(check.box)
+        // `lastSimilarity` is already this crop's at `face.cropBox` (compared by `process`).
         if misses > settings.maximumMisses || lastSimilarity < settings.minimumSimilarity {
             tracked = nil
             misses = 0
@@ -228,9 +224,8 @@ public final class FaceTracker {
         var landmarks = inCrop
         for i in 0..<Landmarks.count { landmarks[i] = face.toFrame(inCrop[i]) }
         advance(face: face, inCrop: inCrop)
-        let scale = face.scale
-        let frameBox = PixelRect(x: face.toFrame(box.center).x - box.width / scale / 2,
-                                 y: face.toFrame(box.center).y - box.height / scale / 2,
+        let scale = face.scale, center = face.toFrame(box.center)
+        let frameBox = PixelRect(x: center.x - box.width / scale / 2, y: center.y - box.height / scale / 2,
                                  width: box.width / scale, height: box.height / scale)
         var observation = FaceMeasure.observe(landmarks, box: frameBox, in: buffer, scratch: predictor.scratch)
         if settings.mirrored { observation = observation.mirrored(imageWidth: buffer.width) }
