@@ -7,6 +7,9 @@ public struct ClipLabels: Sendable {
         public var event: String
         public var start: Int
         public var end: Int
+        /// The label's own `tolerance_frames` (smiles and mouth openings, whose onset is gradual), else nil
+        /// for the clip's.
+        public var toleranceFrames: Int? = nil
     }
 
     /// A range of frames (inclusive) where emitted occurrences of `event` (or of any name, when `nil`) are
@@ -20,6 +23,8 @@ public struct ClipLabels: Sendable {
     /// The recording, resolved to an absolute path.
     public var video: String
     public var frames: Int
+    /// Frames per second the labels were made at (`nominal_fps`; 30 when absent).
+    public var nominalFPS: Double = 30
     public var toleranceFrames: Int
     public var mirrored: Bool
     /// Inclusive frame ranges with a visible face.
@@ -64,7 +69,8 @@ public struct ClipLabels: Sendable {
         for item in root["events"] as? [Any] ?? [] {
             guard let e = item as? [String: Any], let name = e["event"] as? String, let s = e["start"] as? Int,
                   let t = e["end"] as? Int, s <= t else { throw fail("events", "objects with event, start, end") }
-            events.append(LabelledEvent(event: name, start: s, end: t))
+            let own = e["tolerance_frames"] as? Int
+            events.append(LabelledEvent(event: name, start: s, end: t, toleranceFrames: own))
         }
         var dontCare: [DontCare] = []
         for item in root["dontcare"] as? [Any] ?? [] {
@@ -76,9 +82,23 @@ public struct ClipLabels: Sendable {
                 throw fail("dontcare", "[start, end] pairs or objects with start, end (and event)")
             }
         }
-        return ClipLabels(video: resolved, frames: frames, toleranceFrames: tol,
+        let fps = (root["nominal_fps"] as? Double) ?? (root["nominal_fps"] as? Int).map(Double.init) ?? 30
+        return ClipLabels(video: resolved, frames: frames, nominalFPS: fps, toleranceFrames: tol,
                           mirrored: root["mirrored"] as? Bool ?? false, face: face, events: events,
                           absent: Set(root["absent"] as? [String] ?? []), dontCare: dontCare)
+    }
+
+    /// The frames in which an occurrence matches the labelled `event` (SPEC.md "Labels files"). Clamped to
+    /// the clip's frames, so a hostile tolerance cannot overflow.
+    public func window(of event: LabelledEvent) -> ClosedRange<Int> {
+        let limit = max(frames, 1) * 4
+        let tol = min(max(event.toleranceFrames ?? toleranceFrames, 0), limit)
+        var after = tol
+        if event.event == EventName.blink {
+            after = max(tol, Int((0.15 * nominalFPS).rounded(.up)))
+        }
+        let start = min(max(event.start, -limit), limit), end = min(max(event.end, start), limit)
+        return (start - tol)...(end + after)
     }
 
     /// Every expected occurrence: the labelled events, `faceFound` at the start of each face range and
@@ -139,14 +159,16 @@ public struct ClipScore: Sendable {
 }
 
 /// Scores emitted events against labels by SPEC.md's rule: an emitted occurrence (`began`, `occurred` or a
-/// face event) of name N at frame f matches an unmatched labelled N with f in [start - tol, end + tol];
-/// unmatched occurrences outside a `dontcare` range of their name are false positives; every occurrence of
-/// an `absent` name is one; unmatched labels are misses.
+/// face event) of name N at frame f matches an unmatched labelled N with f in [start - tol, end + tol],
+/// where tol is the label's own `tolerance_frames` or else the clip's; a `blink`, decided when the eyes
+/// reopen, may come up to 0.15 s after its labelled end (end + max(tol, ceil(0.15 x nominal_fps))).
+/// Unmatched occurrences outside a `dontcare` range of their name (a `dontcare` range of `faceFound` or
+/// `faceLost` covers both face events) are false positives; every occurrence of an `absent` name is one;
+/// unmatched labels are misses.
 public func score(events: [ExpressionEvent], labels: ClipLabels) -> ClipScore {
     var result = ClipScore()
     var expected = labels.expected
     var matched = Array(repeating: false, count: expected.count)
-    let tol = labels.toleranceFrames
     for e in events where e.isOccurrence {
         var s = result.byEvent[e.event, default: Score()]
         defer { result.byEvent[e.event] = s }
@@ -156,14 +178,18 @@ public func score(events: [ExpressionEvent], labels: ClipLabels) -> ClipScore {
             continue
         }
         if let i = expected.indices.first(where: { i in
-            !matched[i] && expected[i].event == e.event
-                && (expected[i].start - tol...expected[i].end + tol).contains(e.frame)
+            !matched[i] && expected[i].event == e.event && labels.window(of: expected[i]).contains(e.frame)
         }) {
             matched[i] = true
             s.truePositives += 1
             continue
         }
-        let ignored = labels.dontCare.contains { ($0.event == nil || $0.event == e.event) && ($0.start...$0.end).contains(e.frame) }
+        let faceEvents: Set<String> = [EventName.faceFound, EventName.faceLost]
+        let ignored = labels.dontCare.contains { d in
+            let covers = d.event == nil || d.event == e.event
+                || (d.event.map(faceEvents.contains) == true && faceEvents.contains(e.event))
+            return covers && (d.start...d.end).contains(e.frame)
+        }
         if !ignored {
             s.falsePositives += 1
             result.findings.append("false positive: \(e.event) at frame \(e.frame)")
