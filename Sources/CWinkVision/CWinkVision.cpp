@@ -213,50 +213,6 @@ float median_in(const cv::Mat &img, int x0, int y0, int x1, int y1) {
     return 255;
 }
 
-// The darkest row of an eye, measured in the eye's own frame so that head roll and face size do not
-// change it: the eye region is resampled (warpAffine, bilinear) into a 48x32 patch whose x axis runs
-// along the face's eye line (landmarks 36->45) and spans the eye's width (corner to corner), and whose
-// y axis spans 2/3 of that width about the eye's centre. The mean of the middle third of columns is taken
-// for each row between the highest and lowest eye landmark widened by 15% of the eye width, and the
-// darkest such row is returned (grey level). -1 if the eye is degenerate. The patch is resampled into
-// stack memory (no heap allocation).
-float darkest_row(const cv::Mat &img, const float *xy, int first) {
-    constexpr int W = 48, H = 32;
-    const float ax = xy[2 * 45] - xy[2 * 36], ay = xy[2 * 45 + 1] - xy[2 * 36 + 1];
-    const float an = std::sqrt(ax * ax + ay * ay);
-    const float w = distance(xy, first, first + 3);
-    if (an < 1e-3f || w < 2) return -1;
-    const float ux = ax / an, uy = ay / an;  // along the eye line; (-uy, ux) points down the face
-    float cx = 0, cy = 0;
-    for (int i = first; i < first + 6; i++) { cx += xy[2 * i]; cy += xy[2 * i + 1]; }
-    cx /= 6; cy /= 6;
-    const float sx = w / W, sy = 0.667f * w / H;  // image pixels per patch pixel
-    // patch (px, py) -> image: c + (px - W/2 + 0.5) sx u + (py - H/2 + 0.5) sy v, with v = (-uy, ux)
-    cv::Matx23f m(ux * sx, -uy * sy, cx - (W / 2.0f - 0.5f) * ux * sx + (H / 2.0f - 0.5f) * uy * sy,
-                  uy * sx, ux * sy, cy - (W / 2.0f - 0.5f) * uy * sx - (H / 2.0f - 0.5f) * ux * sy);
-    uint8_t patch[W * H];
-    int adelta[W], bdelta[W];
-    const double M[6] = {m(0, 0), m(0, 1), m(0, 2), m(1, 0), m(1, 1), m(1, 2)};
-    warp_linear(img.data, img.cols, img.rows, img.step, M, patch, W, H, W, adelta, bdelta);
-    float lo = 1e9f, hi = -1e9f;
-    for (int i = first; i < first + 6; i++) {
-        float d = (xy[2 * i] - cx) * -uy + (xy[2 * i + 1] - cy) * ux;  // down-the-face offset
-        lo = std::min(lo, d); hi = std::max(hi, d);
-    }
-    int r0 = std::max(0, static_cast<int>(std::floor((lo - 0.15f * w) / sy + H / 2.0f)));
-    int r1 = std::min(H, static_cast<int>(std::ceil((hi + 0.15f * w) / sy + H / 2.0f)) + 1);
-    if (r1 <= r0) return -1;
-    float best = 1e9f;
-    for (int y = r0; y < r1; y++) {
-        const uint8_t *row = patch + y * W;
-        uint32_t sum = 0;
-        for (int x = W / 3; x < 2 * W / 3; x++) sum += row[x];
-        best = std::min(best, static_cast<float>(sum) / static_cast<float>(W / 3));
-    }
-    return best;
-}
-
-
 // ---- Head pose: Levenberg-Marquardt on the reprojection error ------------------------------------------
 // The 7 model points of wv_head_pose (nose tip 30, chin 8, outer eye corners 36/45, mouth corners 48/54,
 // nose root 27): a generic face in millimetre-like units, x to the image's right, y down, z away from the
@@ -715,13 +671,14 @@ wv_status wv_measure_face(const uint8_t *gray, int width, int height, int stride
         }
         float median = median_in(img, x0, y0, x1, y1);
         out->median_brightness = median;
-        for (int eye = 0; eye < 2; eye++) {
-            int first = eye == 0 ? 36 : 42;
-            wv_eye_measure &m = eye == 0 ? out->right_eye : out->left_eye;
-            m.aspect_ratio = eye_aspect_ratio(xy, first);
-            float dark = darkest_row(img, xy, first);
-            m.iris_contrast = (median > 0 && dark >= 0) ? std::clamp((median - dark) / median, 0.0f, 1.0f) : 0.0f;
+        out->right_eye.aspect_ratio = eye_aspect_ratio(xy, 36);
+        out->left_eye.aspect_ratio = eye_aspect_ratio(xy, 42);
+        float left_logit = 0, right_logit = 0;  // a degenerate eye counts as undecided
+        if (wv_eye_closure(gray, width, height, stride, xy, &left_logit, &right_logit) != WV_OK) {
+            left_logit = right_logit = 0;
         }
+        out->left_eye.closed_logit = left_logit;
+        out->right_eye.closed_logit = right_logit;
         float minx = 1e9f, maxx = -1e9f, miny = 1e9f, maxy = -1e9f;
         for (int i = 0; i < 68; i++) {
             minx = std::min(minx, xy[2 * i]); maxx = std::max(maxx, xy[2 * i]);

@@ -3,10 +3,17 @@ import WinkCore
 extension AnalyzerRow {
     /// The default table: SPEC.md's events (faceFound/faceLost are decided by the tracker, not by a row).
     ///
+    /// Thresholds and durations were chosen on the twelve labelled clips of eleven people in
+    /// ../shared/fixtures/people and checked leaving each person out (README, "Accuracy"): wide plateaus,
+    /// not one face's optimum.
     /// - `blink`: both eyes close and reopen within 0.5 s (involuntary blinks last 0.1-0.4 s; Stern et al.
-    ///   1984). Longer closures become `eyesClosed` instead.
-    /// - `winkLeft`/`winkRight`: one eye closed while the other stays open for at least 0.15 s; cancelled
-    ///   while the other eye is closing too (`blink`/`eyesClosed` pending or active).
+    ///   1984). A closure of a single frame counts (0.033 s at 30 fps: some people's blinks are that short),
+    ///   and the reopening is taken at once (no release delay): the blink is decided on the first open frame.
+    ///   Longer closures become `eyesClosed` instead.
+    /// - `winkLeft`/`winkRight`: one eye closed for at least 0.25 s while the other stays clearly open (its
+    ///   closure counts twice against the wink, so lids lowered unevenly, while looking down or smirking,
+    ///   are not a wink); cancelled while the other eye is closing too (`blink`/`eyesClosed` pending or
+    ///   active).
     /// - `smile`: mean of both smile coefficients. `mouthOpen`: the jaw dropped (nose-chin distance, not the
     ///   lip gap, so a toothy smile does not count) for at least 0.25 s, so speech does not trigger it.
     public static let defaultTable: [AnalyzerRow] = {
@@ -15,15 +22,15 @@ extension AnalyzerRow {
         }
         return [
             AnalyzerRow(event: EventName.blink, kind: .oneShot, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
-                        enter: 0.55, exit: 0.35, minDuration: 0.05, maxDuration: 0.5, cooldown: 0.05, gate: .eyes,
-                        releaseDelay: 0.06),
+                        enter: 0.5, exit: 0.35, minDuration: 0.03, maxDuration: 0.5, cooldown: 0.05, gate: .eyes,
+                        releaseDelay: 0),
             AnalyzerRow(event: EventName.eyesClosed, kind: .held, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
-                        enter: 0.55, exit: 0.35, minDuration: 0.5, gate: .eyes, releaseDelay: 0.06),
-            AnalyzerRow(event: EventName.winkLeft, kind: .held, value: f("min(eyeBlinkLeft, 1 - eyeBlinkRight)"),
-                        enter: 0.55, exit: 0.35, minDuration: 0.15, cooldown: 0.2,
+                        enter: 0.5, exit: 0.35, minDuration: 0.5, gate: .eyes, releaseDelay: 0),
+            AnalyzerRow(event: EventName.winkLeft, kind: .held, value: f("min(eyeBlinkLeft, 1 - 2 * eyeBlinkRight)"),
+                        enter: 0.5, exit: 0.35, minDuration: 0.25, cooldown: 0.2,
                         suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.06),
-            AnalyzerRow(event: EventName.winkRight, kind: .held, value: f("min(eyeBlinkRight, 1 - eyeBlinkLeft)"),
-                        enter: 0.55, exit: 0.35, minDuration: 0.15, cooldown: 0.2,
+            AnalyzerRow(event: EventName.winkRight, kind: .held, value: f("min(eyeBlinkRight, 1 - 2 * eyeBlinkLeft)"),
+                        enter: 0.5, exit: 0.35, minDuration: 0.25, cooldown: 0.2,
                         suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.06),
             AnalyzerRow(event: EventName.smile, kind: .held, value: f("(mouthSmileLeft + mouthSmileRight) / 2"),
                         enter: 0.5, exit: 0.3, minDuration: 0.1, cooldown: 0.5, gate: .mouth, releaseDelay: 0.1),

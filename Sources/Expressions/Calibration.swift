@@ -39,7 +39,7 @@ public final class Calibration {
 
     /// Percentile (0...1) of each measure's history that is taken as neutral.
     static let percentiles: [(WritableKeyPath<FaceMeasures, Float>, Float)] = [
-        (\.eyeAspectLeft, 0.7), (\.eyeAspectRight, 0.7), (\.irisLeft, 0.7), (\.irisRight, 0.7),
+        (\.eyeAspectLeft, 0.7), (\.eyeAspectRight, 0.7), (\.eyeClosedLeft, 0.3), (\.eyeClosedRight, 0.3),
         (\.jawDrop, 0.25), (\.lipGap, 0.25), (\.mouthWidth, 0.2), (\.cornerLiftLeft, 0.2),
         (\.cornerLiftRight, 0.2), (\.innerBrowHeight, 0.4), (\.browHeightLeft, 0.5), (\.browHeightRight, 0.5),
     ]

@@ -7,7 +7,7 @@ extension FaceMeasures {
     /// so a measure added there cannot be silently left out of profiles.
     public static let namedMeasures: [(name: String, keyPath: WritableKeyPath<FaceMeasures, Float>)] = [
         ("eyeAspectLeft", \.eyeAspectLeft), ("eyeAspectRight", \.eyeAspectRight),
-        ("irisLeft", \.irisLeft), ("irisRight", \.irisRight),
+        ("eyeClosedLeft", \.eyeClosedLeft), ("eyeClosedRight", \.eyeClosedRight),
         ("jawDrop", \.jawDrop), ("lipGap", \.lipGap), ("mouthWidth", \.mouthWidth),
         ("cornerLiftLeft", \.cornerLiftLeft), ("cornerLiftRight", \.cornerLiftRight),
         ("innerBrowHeight", \.innerBrowHeight), ("browHeightLeft", \.browHeightLeft),

@@ -5,8 +5,8 @@ extension CalibrationProfile {
     public enum Span: String, CaseIterable, Sendable {
         /// Eye-aspect-ratio drop, as a fraction of neutral, for eyeBlink = 1 (from eyesClosed, winkLeft, winkRight).
         case eyeAspectClosing
-        /// Iris-contrast drop for eyeBlink = 1 (from eyesClosed, winkLeft, winkRight).
-        case irisClosing
+        /// Rise of the eye-state model's closed probability for eyeBlink = 1 (from eyesClosed, winkLeft, winkRight).
+        case eyeClosedSpan
         /// Nose-to-chin growth per interocular for jawOpen = 1 (from mouthOpen).
         case jawSpan
         /// Mouth widening per interocular for the width half of mouthSmile = 1 (from smile).
@@ -20,7 +20,7 @@ extension CalibrationProfile {
         public var keyPath: WritableKeyPath<CoefficientModel, Float> {
             switch self {
             case .eyeAspectClosing: \.eyeAspectClosing
-            case .irisClosing: \.irisClosing
+            case .eyeClosedSpan: \.eyeClosedSpan
             case .jawSpan: \.jawSpan
             case .smileWidthSpan: \.smileWidthSpan
             case .smileLiftSpan: \.smileLiftSpan
@@ -34,7 +34,7 @@ extension CalibrationProfile {
         public var minimumChange: Float {
             switch self {
             case .eyeAspectClosing: 0.08  // 8% of the neutral aspect ratio
-            case .irisClosing: 0.03
+            case .eyeClosedSpan: 0.2
             case .jawSpan: 0.04
             case .smileWidthSpan: 0.02
             case .smileLiftSpan: 0.01
@@ -61,22 +61,22 @@ extension CalibrationProfile {
     /// aspect-ratio change is relative: (neutral - closed) / neutral, as `CoefficientModel` uses it.
     public func spanDerivations() -> [SpanDerivation] {
         let n = neutral
-        var eyeAspect: [(Step, Float)] = [], iris: [(Step, Float)] = []
-        func eye(_ step: Step, _ ear: KeyPath<FaceMeasures, Float>, _ contrast: KeyPath<FaceMeasures, Float>) {
+        var eyeAspect: [(Step, Float)] = [], closedRise: [(Step, Float)] = []
+        func eye(_ step: Step, _ ear: KeyPath<FaceMeasures, Float>, _ closed: KeyPath<FaceMeasures, Float>) {
             guard let m = expressions[step] else { return }
             eyeAspect.append((step, (n[keyPath: ear] - m[keyPath: ear]) / max(n[keyPath: ear], 1e-3)))
-            iris.append((step, n[keyPath: contrast] - m[keyPath: contrast]))
+            closedRise.append((step, m[keyPath: closed] - n[keyPath: closed]))
         }
-        eye(.eyesClosed, \.eyeAspectLeft, \.irisLeft)
-        eye(.eyesClosed, \.eyeAspectRight, \.irisRight)
-        eye(.winkLeft, \.eyeAspectLeft, \.irisLeft)
-        eye(.winkRight, \.eyeAspectRight, \.irisRight)
+        eye(.eyesClosed, \.eyeAspectLeft, \.eyeClosedLeft)
+        eye(.eyesClosed, \.eyeAspectRight, \.eyeClosedRight)
+        eye(.winkLeft, \.eyeAspectLeft, \.eyeClosedLeft)
+        eye(.winkRight, \.eyeAspectRight, \.eyeClosedRight)
         func one(_ step: Step, _ change: (FaceMeasures) -> Float) -> [(Step, Float)] {
             expressions[step].map { [(step, change($0))] } ?? []
         }
         let changes: [Span: [(Step, Float)]] = [
             .eyeAspectClosing: eyeAspect,
-            .irisClosing: iris,
+            .eyeClosedSpan: closedRise,
             .jawSpan: one(.mouthOpen) { $0.jawDrop - n.jawDrop },
             .smileWidthSpan: one(.smile) { $0.mouthWidth - n.mouthWidth },
             .smileLiftSpan: one(.smile) { ($0.cornerLiftLeft - n.cornerLiftLeft + $0.cornerLiftRight - n.cornerLiftRight) / 2 },
@@ -101,8 +101,8 @@ extension CalibrationProfile {
         var result = model
         for d in spanDerivations() {
             guard var value = d.value else { continue }
-            // The iris ramp starts after the model's dead zone, so its span is what lies beyond it.
-            if d.span == .irisClosing { value = max(0.02, value - model.irisDeadZone) }
+            // The closed-probability ramp starts after the model's dead zone, so its span is what lies beyond it.
+            if d.span == .eyeClosedSpan { value = max(0.02, value - model.eyeClosedDeadZone) }
             result[keyPath: d.span.keyPath] = value
         }
         return result

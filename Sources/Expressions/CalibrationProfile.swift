@@ -10,7 +10,7 @@ import WinkCore
 /// Stored as versioned JSON (`save(to:)`, `load(path:)`):
 /// ```json
 /// { "version": 1, "reach": 0.9, "source": "/dev/video0",
-///   "neutral": { "eyeAspectLeft": 0.31, "irisLeft": 0.8, "jawDrop": 0.95, ... },
+///   "neutral": { "eyeAspectLeft": 0.31, "eyeClosedLeft": 0.8, "jawDrop": 0.95, ... },
 ///   "expressions": { "eyesClosed": { ... }, "smile": { ... } } }
 /// ```
 /// Measures are the unitless ratios of `FaceMeasures` (lengths per interocular distance).

@@ -8,16 +8,14 @@ import WinkCore
 public struct CoefficientModel: Sendable, Equatable, Codable {
     /// Change of the eye aspect ratio, as a fraction of its neutral, that counts as fully closed.
     public var eyeAspectClosing: Float = 0.45
-    /// Drop of the iris contrast below neutral that still counts as open (squinting, smiling, noise).
-    public var irisDeadZone: Float = 0.06
-    /// Drop of the iris contrast beyond the dead zone that counts as fully closed.
-    public var irisClosing: Float = 0.2
-    /// Narrowing of the eye aspect ratio, as a fraction of neutral, at which the pixel evidence counts in
-    /// full (it counts in proportion below that, and not at all for an eye that has not narrowed).
-    public var eyeNarrowing: Float = 0.25
-    /// Weight of the pixel evidence (iris contrast) against the geometry (eye aspect ratio) in eye
-    /// openness, 0...1.
-    public var irisWeight: Float = 0.85
+    /// Rise of the eye-state model's closed probability above the person's neutral that still counts as
+    /// open (squinting, smiling, noise).
+    public var eyeClosedDeadZone: Float = 0.1
+    /// Rise of the closed probability beyond the dead zone that counts as fully closed.
+    public var eyeClosedSpan: Float = 0.8
+    /// Weight of the pixel evidence (the eye-state model) against the geometry (eye aspect ratio) in eye
+    /// closure, 0...1. The model tells the two eyes apart; the aspect ratio alone cannot (see `EyeEvidence`).
+    public var eyeStateWeight: Float = 0.85
     /// Rise of the eye aspect ratio, as a fraction of neutral, for `eyeWide` = 1.
     public var eyeWidening: Float = 0.35
     /// Growth of the nose-to-chin distance (per interocular distance) for `jawOpen` = 1.
@@ -37,20 +35,17 @@ public struct CoefficientModel: Sendable, Equatable, Codable {
     public func coefficients(_ m: FaceMeasures, neutral n: FaceMeasures) -> BlendShapeCoefficients {
         var c = BlendShapeCoefficients()
         func ramp(_ x: Float, _ span: Float) -> Float { span == 0 ? 0 : min(1, max(0, x / span)) }
-        // Pixels decide whether an eye is closed (the 68-point model pulls an open eye's lids together when
-        // the other eye closes, so the aspect ratio cannot tell them apart), but only as far as the lids
-        // have moved at all: an eye whose aspect ratio has not narrowed is not closed, whatever the pixels
-        // say (a misplaced eye box, a reflection).
-        func closure(ear: Float, earNeutral: Float, iris: Float, irisNeutral: Float) -> Float {
+        // Pixels decide whether an eye is closed: the 68-point model pulls an open eye's lids together when
+        // the other eye closes, so the aspect ratio cannot tell the eyes apart; it adds a little geometry.
+        func closure(ear: Float, earNeutral: Float, closed: Float, closedNeutral: Float) -> Float {
             let geometric = ramp(earNeutral - ear, eyeAspectClosing * max(earNeutral, 1e-3))
-            let narrowed = ramp(earNeutral - ear, eyeNarrowing * max(earNeutral, 1e-3))
-            let pixel = ramp(irisNeutral - iris - irisDeadZone, irisClosing) * narrowed
-            return irisWeight * pixel + (1 - irisWeight) * geometric
+            let pixel = ramp(closed - closedNeutral - eyeClosedDeadZone, eyeClosedSpan)
+            return eyeStateWeight * pixel + (1 - eyeStateWeight) * geometric
         }
-        c[.eyeBlinkLeft] = closure(ear: m.eyeAspectLeft, earNeutral: n.eyeAspectLeft, iris: m.irisLeft,
-                                   irisNeutral: n.irisLeft)
-        c[.eyeBlinkRight] = closure(ear: m.eyeAspectRight, earNeutral: n.eyeAspectRight, iris: m.irisRight,
-                                    irisNeutral: n.irisRight)
+        c[.eyeBlinkLeft] = closure(ear: m.eyeAspectLeft, earNeutral: n.eyeAspectLeft, closed: m.eyeClosedLeft,
+                                   closedNeutral: n.eyeClosedLeft)
+        c[.eyeBlinkRight] = closure(ear: m.eyeAspectRight, earNeutral: n.eyeAspectRight, closed: m.eyeClosedRight,
+                                    closedNeutral: n.eyeClosedRight)
         c[.eyeWideLeft] = ramp(m.eyeAspectLeft - n.eyeAspectLeft, eyeWidening * n.eyeAspectLeft)
         c[.eyeWideRight] = ramp(m.eyeAspectRight - n.eyeAspectRight, eyeWidening * n.eyeAspectRight)
         // Mostly the jaw drop; a little of the lip gap, as ARKit's jawOpen rises slightly in a toothy smile.
@@ -68,7 +63,7 @@ public struct CoefficientModel: Sendable, Equatable, Codable {
     /// Population-average neutral measures for a frontal face (used before a person's neutral is known,
     /// and for single still images).
     public static let populationNeutral = FaceMeasures(
-        eyeAspectLeft: 0.33, eyeAspectRight: 0.33, irisLeft: 0.78, irisRight: 0.78, jawDrop: 0.95,
+        eyeAspectLeft: 0.33, eyeAspectRight: 0.33, eyeClosedLeft: 0.02, eyeClosedRight: 0.02, jawDrop: 0.95,
         lipGap: 0.01, mouthWidth: 0.55, cornerLiftLeft: 0.015, cornerLiftRight: 0.015, innerBrowHeight: 0.24,
         browHeightLeft: 0.33, browHeightRight: 0.33)
 }

@@ -12,9 +12,9 @@ public struct FaceMeasures: Sendable, Equatable {
     /// Eye aspect ratio per eye (Soukupova & Cech 2016), person's own left/right.
     public var eyeAspectLeft: Float
     public var eyeAspectRight: Float
-    /// Iris contrast per eye (see `EyeEvidence.irisContrast`).
-    public var irisLeft: Float
-    public var irisRight: Float
+    /// Probability (0...1) that each eye is closed, from the eye-state model (`EyeEvidence.closedProbability`).
+    public var eyeClosedLeft: Float
+    public var eyeClosedRight: Float
     /// Nose tip (30) to chin (8) distance / interocular: grows when the jaw drops.
     public var jawDrop: Float
     /// Inner lip gap, mean of |61-67|, |62-66|, |63-65|, / interocular.
@@ -31,14 +31,14 @@ public struct FaceMeasures: Sendable, Equatable {
     public var browHeightLeft: Float
     public var browHeightRight: Float
 
-    public init(eyeAspectLeft: Float = 0, eyeAspectRight: Float = 0, irisLeft: Float = 0, irisRight: Float = 0,
+    public init(eyeAspectLeft: Float = 0, eyeAspectRight: Float = 0, eyeClosedLeft: Float = 0, eyeClosedRight: Float = 0,
                 jawDrop: Float = 0, lipGap: Float = 0, mouthWidth: Float = 0, cornerLiftLeft: Float = 0,
                 cornerLiftRight: Float = 0, innerBrowHeight: Float = 0, browHeightLeft: Float = 0,
                 browHeightRight: Float = 0) {
         self.eyeAspectLeft = eyeAspectLeft
         self.eyeAspectRight = eyeAspectRight
-        self.irisLeft = irisLeft
-        self.irisRight = irisRight
+        self.eyeClosedLeft = eyeClosedLeft
+        self.eyeClosedRight = eyeClosedRight
         self.jawDrop = jawDrop
         self.lipGap = lipGap
         self.mouthWidth = mouthWidth
@@ -62,8 +62,8 @@ public struct FaceMeasures: Sendable, Equatable {
         func across(_ a: Int, _ b: Int) -> Float { ((lm[b] - lm[a]) * ux).sum() / iod / cosYaw }
         eyeAspectLeft = face.leftEye.aspectRatio
         eyeAspectRight = face.rightEye.aspectRatio
-        irisLeft = face.leftEye.irisContrast
-        irisRight = face.rightEye.irisContrast
+        eyeClosedLeft = face.leftEye.closedProbability
+        eyeClosedRight = face.rightEye.closedProbability
         jawDrop = down(30, 8)
         lipGap = (down(61, 67) + down(62, 66) + down(63, 65)) / 3
         mouthWidth = across(48, 54)

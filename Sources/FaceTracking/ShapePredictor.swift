@@ -177,9 +177,9 @@ enum FaceMeasure {
         let pose = headPose(scratch.baseAddress!, width: buffer.width, height: buffer.height) ?? .frontal
         return FaceObservation(
             landmarks: landmarks, box: box, pose: pose,
-            leftEye: EyeEvidence(irisContrast: measure.left_eye.iris_contrast,
+            leftEye: EyeEvidence(closedProbability: EyeEvidence.probability(logit: measure.left_eye.closed_logit),
                                  aspectRatio: measure.left_eye.aspect_ratio),
-            rightEye: EyeEvidence(irisContrast: measure.right_eye.iris_contrast,
+            rightEye: EyeEvidence(closedProbability: EyeEvidence.probability(logit: measure.right_eye.closed_logit),
                                   aspectRatio: measure.right_eye.aspect_ratio),
             quality: FaceQuality(interocularPixels: landmarks.distance(36, 45),
                                  medianBrightness: measure.median_brightness,
@@ -195,5 +195,30 @@ extension FaceMeasure {
         var yaw: Float = 0, pitch: Float = 0, roll: Float = 0
         let status = (opencv ? wv_head_pose_opencv : wv_head_pose)(xy, Int32(width), Int32(height), &yaw, &pitch, &roll)
         return status == WV_OK ? HeadPose(yaw: yaw, pitch: pitch, roll: roll) : nil
+    }
+}
+
+/// The eye-state model's inputs (`wv_eye_patches`, `wv_eye_features`): for training it
+/// (`winkctl analyze --eye-features`, Scripts/train_eye_model.py) on exactly what winkd computes.
+public enum EyeStateFeatures {
+    /// Floats per eye.
+    public static var count: Int { Int(wv_eye_feature_count()) }
+
+    /// The features of the person's left and right eye of `landmarks` in `buffer`, or `nil` for a
+    /// degenerate eye. Allocates its result (not for the frame path).
+    public static func of(_ landmarks: Landmarks, in buffer: PixelBuffer) -> (left: [Float], right: [Float])? {
+        var xy = [Float](repeating: 0, count: 136)
+        for i in 0..<68 {
+            xy[2 * i] = landmarks[i].x
+            xy[2 * i + 1] = landmarks[i].y
+        }
+        let size = Int(WV_EYE_PATCH_WIDTH * WV_EYE_PATCH_HEIGHT)
+        var left = [UInt8](repeating: 0, count: size), right = left
+        guard wv_eye_patches(buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width), xy,
+                             &left, &right) == WV_OK else { return nil }
+        var fl = [Float](repeating: 0, count: count), fr = fl
+        guard wv_eye_features(left, &fl, Int32(count)) == WV_OK,
+              wv_eye_features(right, &fr, Int32(count)) == WV_OK else { return nil }
+        return (fl, fr)
     }
 }

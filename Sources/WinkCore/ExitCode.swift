@@ -14,6 +14,8 @@ public enum ExitCode: Int32, Sendable, Error {
     case unavailable = 69
     /// 70 `EX_SOFTWARE`: an internal software error.
     case software = 70
+    /// 74 `EX_IOERR`: an error while writing output (a full disk, standard output closed with an error).
+    case ioError = 74
     /// 78 `EX_CONFIG`: a configuration or model file is missing or wrong.
     case configuration = 78
 }
@@ -22,7 +24,7 @@ extension ExitCode {
     /// The codes as `--help` lists them (SPEC.md): one line.
     public static let summary = "exit codes (sysexits): 0 ok, 1 check failed (evaluate --min-f1), 64 usage, "
         + "65 bad input data, 66 input missing or unreadable, 69 device or socket unavailable, 70 internal "
-        + "(also: codec plugin libWinkCodecs.so not loadable), 78 bad configuration or model file"
+        + "(also: codec plugin libWinkCodecs.so not loadable), 74 output write error, 78 bad configuration or model file"
 }
 
 /// An error that maps to a `sysexits` code and carries the one line printed to stderr before exiting.

@@ -1,16 +1,26 @@
-/// Pixel evidence about one eye, measured from the grey frame inside the eye's landmark box.
+#if canImport(Glibc)
+import Glibc
+#endif
+/// Evidence about one eye: its landmark geometry and what its pixels say.
 public struct EyeEvidence: Sendable, Equatable {
-    /// Contrast of the darkest row in the middle third of the eye's landmark box against the face's
-    /// median brightness: `(median - darkestRowMean) / median`, in 0...1. An open eye shows the dark iris
-    /// and pupil (about 0.8-0.9 on the fixtures); a closed lid is skin (about 0.5-0.7).
-    public var irisContrast: Float
+    /// Probability (0...1) that the eye is closed, from the eye-state model: a logistic regression over
+    /// dlib's FHOG features of a 48x24 patch aligned on the eye's corners, trained on the labelled eyes of
+    /// many people (`wv_eye_closure`, Scripts/train_eye_model.py, Models/README.md). Unlike the eye aspect
+    /// ratio it tells the two eyes apart: the 68-point model pulls an open eye's lids together when the
+    /// other eye closes.
+    public var closedProbability: Float
     /// Eye aspect ratio (Soukupova & Cech, "Real-Time Eye Blink Detection using Facial Landmarks",
     /// CVWW 2016): `(|p2-p6| + |p3-p5|) / (2 |p1-p4|)` over the eye's six landmarks.
     public var aspectRatio: Float
 
-    public init(irisContrast: Float, aspectRatio: Float) {
-        self.irisContrast = irisContrast
+    public init(closedProbability: Float, aspectRatio: Float) {
+        self.closedProbability = closedProbability
         self.aspectRatio = aspectRatio
+    }
+
+    /// The probability for the model's log-odds `logit` (the logistic function, clamped against overflow).
+    public static func probability(logit: Float) -> Float {
+        1 / (1 + expf(-max(-30, min(30, logit))))
     }
 }
 

@@ -12,7 +12,7 @@ import WinkCore
 ///   "analyzers": [ {"event": "smile", "enter": 0.6},
 ///                  {"event": "browRaise", "value": "browInnerUp", "enter": 0.5, "exit": 0.3, "minDuration": 0.2} ],
 ///   "replaceDefaultAnalyzers": false,
-///   "coefficients": { "irisWeight": 0.6 },
+///   "coefficients": { "eyeStateWeight": 0.6 },
 ///   "quality": { "maximumYaw": 30 },
 ///   "tracker": { "detectionWidth": 320 },
 ///   "calibration": { "windowSeconds": 60 },

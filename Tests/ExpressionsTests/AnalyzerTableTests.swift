@@ -103,14 +103,15 @@ struct AnalyzerTableTests {
         s.feed([(.eyeBlinkLeft, 0.9), (.eyeBlinkRight, 0.1)])
         s.feed([(.eyeBlinkLeft, 0.95), (.eyeBlinkRight, 0.9)], times: 3)
         s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)], times: 3)
-        // Reopened at frame 4; the default release delay (0.06 s) decides it two frames later.
-        #expect(s.summary == ["blink:occurred@6"])
+        // Reopened at frame 4: a blink has no release delay, so it is decided on that first open frame.
+        #expect(s.summary == ["blink:occurred@4"])
         #expect(s.events.first?.duration == 0.1)
-        // A real wink: left closed, right open for 0.4 s.
+        // A real wink: left closed, right open for 0.4 s; it begins once held 0.25 s (frame 7 + 0.25 s =
+        // frame 14.5, so frame 15) and ends where the eye reopened (frame 19), decided 0.06 s later.
         s.events.removeAll()
         s.feed([(.eyeBlinkLeft, 0.9), (.eyeBlinkRight, 0.05)], times: 12)
         s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)], times: 3)
-        #expect(s.summary == ["winkLeft:began@12", "winkLeft:ended@21"])
+        #expect(s.summary == ["winkLeft:began@15", "winkLeft:ended@21"])
     }
 
     @Test func closedGateEndsActiveRowsAndBlocksNewOnes() {

@@ -5,16 +5,16 @@ import WinkCore
 
 /// A neutral a little off the population average, so a personalised model is distinguishable.
 private let neutral = FaceMeasures(
-    eyeAspectLeft: 0.30, eyeAspectRight: 0.32, irisLeft: 0.82, irisRight: 0.80, jawDrop: 1.0, lipGap: 0.02,
+    eyeAspectLeft: 0.30, eyeAspectRight: 0.32, eyeClosedLeft: 0.03, eyeClosedRight: 0.05, jawDrop: 1.0, lipGap: 0.02,
     mouthWidth: 0.58, cornerLiftLeft: 0.02, cornerLiftRight: 0.01, innerBrowHeight: 0.25, browHeightLeft: 0.34,
     browHeightRight: 0.35)
 
 private func closedEyes() -> FaceMeasures {
     var m = neutral
     m.eyeAspectLeft = 0.18
-    m.eyeAspectRight = 0.192  // both eyes drop 40% of their aspect ratio and 0.20 of iris contrast
-    m.irisLeft = 0.62
-    m.irisRight = 0.60
+    m.eyeAspectRight = 0.192  // both eyes drop 40% of their aspect ratio; their closed probability rises 0.6
+    m.eyeClosedLeft = 0.63
+    m.eyeClosedRight = 0.65
     return m
 }
 
@@ -61,11 +61,11 @@ struct CalibrationProfileTests {
         #expect(abs(atX[.eyeBlinkRight] - 1) < 1e-5)
         // Halfway to `reach` of the recorded closure: partly closed, monotonic in between.
         var half = neutral
-        for key in [\FaceMeasures.eyeAspectLeft, \.irisLeft] {
+        for key in [\FaceMeasures.eyeAspectLeft, \.eyeClosedLeft] {
             half[keyPath: key] = neutral[keyPath: key] + 0.45 * (x[keyPath: key] - neutral[keyPath: key])
         }
         #expect(abs(model.eyeAspectClosing - 0.9 * 0.4) < 1e-5)
-        #expect(abs(model.irisClosing - (0.9 * 0.2 - model.irisDeadZone)) < 1e-5)
+        #expect(abs(model.eyeClosedSpan - (0.9 * 0.6 - model.eyeClosedDeadZone)) < 1e-5)
         let halfway = model.coefficients(half, neutral: neutral)[.eyeBlinkLeft]
         #expect(halfway > 0.1 && halfway < 0.9, "\(halfway)")
         #expect(CoefficientModel().coefficients(x, neutral: neutral)[.eyeBlinkLeft] < 0.99,
@@ -88,7 +88,7 @@ struct CalibrationProfileTests {
         #expect(abs(model.browRaiseSpan - 0.10) < 1e-5)
         // No eye step: the eye spans stay the model's own.
         #expect(model.eyeAspectClosing == CoefficientModel().eyeAspectClosing)
-        #expect(model.irisClosing == CoefficientModel().irisClosing)
+        #expect(model.eyeClosedSpan == CoefficientModel().eyeClosedSpan)
         let c = model.coefficients(smile, neutral: neutral)
         #expect(abs(c[.mouthSmileLeft] - 1) < 1e-5, "width 1 and lift 0.10/0.08 clamped to 1")
         #expect(abs(c[.mouthSmileRight] - (0.5 + 0.5 * 0.06 / 0.08)) < 1e-5)
@@ -98,7 +98,7 @@ struct CalibrationProfileTests {
     @Test func winksSetTheEyeSpanOfTheirOwnEye() {
         var left = neutral
         left.eyeAspectLeft = 0.15  // a 50% drop
-        left.irisLeft = 0.52  // 0.30 drop
+        left.eyeClosedLeft = 0.93  // a 0.90 rise
         let profile = CalibrationProfile(neutral: neutral, expressions: [.winkLeft: left], reach: 1)
         let d = profile.spanDerivations()
         let ear = d.first { $0.span == .eyeAspectClosing }

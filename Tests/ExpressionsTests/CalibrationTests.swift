@@ -39,10 +39,10 @@ struct CalibrationTests {
         m.lipGap = n.lipGap
         m.jawDrop = 0.9
         #expect(model.coefficients(m, neutral: n)[.jawOpen] == 0)
-        // Closed eye: low aspect ratio and low iris contrast give eyeBlink 1; the other eye stays 0.
+        // Closed eye: a low aspect ratio and a closed probability near 1 give eyeBlink 1; the other eye stays 0.
         m = n
         m.eyeAspectLeft = n.eyeAspectLeft * 0.4
-        m.irisLeft = n.irisLeft - 0.3
+        m.eyeClosedLeft = 0.98
         let c = model.coefficients(m, neutral: n)
         #expect(c[.eyeBlinkLeft] == 1)
         #expect(c[.eyeBlinkRight] == 0)
@@ -85,7 +85,7 @@ struct CalibrationTests {
 /// `incrementalPercentilesEqualSortingEverySample`.
 private struct SortingCalibration {
     static let percentiles: [(WritableKeyPath<FaceMeasures, Float>, Float)] = [
-        (\.eyeAspectLeft, 0.7), (\.eyeAspectRight, 0.7), (\.irisLeft, 0.7), (\.irisRight, 0.7),
+        (\.eyeAspectLeft, 0.7), (\.eyeAspectRight, 0.7), (\.eyeClosedLeft, 0.3), (\.eyeClosedRight, 0.3),
         (\.jawDrop, 0.25), (\.lipGap, 0.25), (\.mouthWidth, 0.2), (\.cornerLiftLeft, 0.2),
         (\.cornerLiftRight, 0.2), (\.innerBrowHeight, 0.4), (\.browHeightLeft, 0.5), (\.browHeightRight, 0.5),
     ]

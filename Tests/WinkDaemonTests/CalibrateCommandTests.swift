@@ -27,7 +27,7 @@ struct CalibrateCommandTests {
         _ = try learning.events(of: try openMediaFile(path: Fixtures.video("single_face.mp4")))
         let learned = learning.engine.calibration.neutral
         // The mouth and brows: the learned lower percentiles are the neutral stretch.
-        for (name, key) in FaceMeasures.namedMeasures where !name.hasPrefix("eye") && !name.hasPrefix("iris") {
+        for (name, key) in FaceMeasures.namedMeasures where !name.hasPrefix("eye") {
             #expect(abs(profile.neutral[keyPath: key] - learned[keyPath: key]) < 0.02,
                     "\(name): profile \(profile.neutral[keyPath: key]), learned \(learned[keyPath: key])")
         }
@@ -76,9 +76,10 @@ struct CalibrateCommandTests {
         let profile = try recordProfile("single_face_wink_left.mp4", "neutral=0-0.6,winkLeft=0.9-1.15")
         let n = profile.neutral
         let wink = try #require(profile.expressions[.winkLeft])
-        #expect(n.irisLeft - wink.irisLeft > 0.05, "the left eye closed: \(n.irisLeft) -> \(wink.irisLeft)")
-        #expect(n.irisLeft - wink.irisLeft > n.irisRight - wink.irisRight + 0.05)
-        let d = try #require(profile.spanDerivations().first { $0.span == .irisClosing })
+        // The eye-state model sees the left eye close and the right one stay open.
+        #expect(wink.eyeClosedLeft - n.eyeClosedLeft > 0.5, "the left eye closed: \(n.eyeClosedLeft) -> \(wink.eyeClosedLeft)")
+        #expect(wink.eyeClosedRight < 0.5, "the right eye stayed open: \(wink.eyeClosedRight)")
+        let d = try #require(profile.spanDerivations().first { $0.span == .eyeClosedSpan })
         #expect(d.steps == [.winkLeft])
         #expect(d.value != nil)
     }

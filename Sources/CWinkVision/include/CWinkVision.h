@@ -106,7 +106,7 @@ wv_status wv_sample_patch(const uint8_t *gray, int width, int height, int stride
 
 /// Per-eye pixel evidence for a 68-point face.
 typedef struct wv_eye_measure {
-    float iris_contrast;      // (face median - darkest row mean) / face median, 0...1
+    float closed_logit;       // the eye-state model's log-odds that the eye is closed (wv_eye_closure)
     float aspect_ratio;       // eye aspect ratio (Soukupova & Cech 2016)
 } wv_eye_measure;
 
@@ -120,6 +120,36 @@ typedef struct wv_face_measure {
 /// Measures the eyes and the face brightness from the grey frame and 68 landmarks (`xy`, 136 floats).
 wv_status wv_measure_face(const uint8_t *gray, int width, int height, int stride, const float *xy,
                           wv_face_measure *out);
+
+// ---- Eye state (Sources/CWinkVision/EyeState.cpp) --------------------------------------------------------
+// Whether each eye is closed, judged from its pixels by a linear classifier over dlib's FHOG features of an
+// eye patch aligned on the eye's landmarks. The weights are compiled in (EyeStateModel.inc, written by
+// Scripts/train_eye_model.py from the labelled fixtures; see Models/README.md).
+
+/// Patch size of `wv_eye_patches`, pixels.
+#define WV_EYE_PATCH_WIDTH 48
+#define WV_EYE_PATCH_HEIGHT 24
+
+/// Number of floats `wv_eye_features` writes.
+int wv_eye_feature_count(void);
+
+/// Resamples both eyes of a 68-point face (`xy`, 136 floats, frame pixels) into 48x24 grey patches
+/// (stride 48) aligned on each eye's corners (iBUG 36/39 and 42/45), 1.6 corner distances wide, with the
+/// person's left eye mirrored so that the outer corner is on the left in both. Bilinear, border
+/// replicated, no heap allocation. WV_BAD_ARGUMENT for a null pointer or an eye under 2 px wide.
+/// Thread-safe.
+wv_status wv_eye_patches(const uint8_t *gray, int width, int height, int stride, const float *xy,
+                         uint8_t *left, uint8_t *right);
+
+/// The eye-state model's features of one `wv_eye_patches` patch (dlib FHOG, row by row); `capacity` must
+/// be at least `wv_eye_feature_count()`. Thread-safe (per-thread scratch).
+wv_status wv_eye_features(const uint8_t *patch, float *out, int capacity);
+
+/// The eye-state model on both eyes: each eye's log-odds of being closed (positive: more likely closed
+/// than open; logistic regression, so 1 / (1 + exp(-logit)) is the probability the model was fitted to).
+/// Thread-safe.
+wv_status wv_eye_closure(const uint8_t *gray, int width, int height, int stride, const float *xy,
+                         float *left_logit, float *right_logit);
 
 /// Switches OpenCV's internal worker pool off for the whole process (cv::setNumThreads(1)): winkd's
 /// frames are small, it overlaps capture and processing on its own threads, and the pool's workers cost

@@ -1,4 +1,5 @@
 import Capture
+import Glibc
 import Expressions
 import FaceTracking
 import Foundation
@@ -10,7 +11,7 @@ import WinkCore
 enum AnalyzeCommand {
     static let command = WinkctlMain.Command(
         synopsis: "analyze FILE [--config FILE] [--model FILE] [--profile FILE] [--mirrored] [--coefficients] "
-            + "[--measures] [--plot OUT.png] "
+            + "[--measures] [--eye-features] [--plot OUT.png] "
             + "[--flip] [--rotate DEG] [--scale S] [--gain G] [--noise SIGMA]",
         run: run)
 
@@ -18,6 +19,7 @@ enum AnalyzeCommand {
         let options = try CommonOptions(&args)
         let withCoefficients = args.flag("--coefficients")
         let withMeasures = args.flag("--measures")
+        let withEyeFeatures = args.flag("--eye-features")
         let plotPath = try args.option("--plot")
         var transform = FrameTransform()
         transform.flip = args.flag("--flip")
@@ -38,33 +40,37 @@ enum AnalyzeCommand {
         let out = LineWriter()
         let encoder = LineEncoder()
         let plot = plotPath.map { _ in AnalyzePlotRecorder(rows: pipeline.engine.table.rows) }
-        try pipeline.run(source) { info, face in
+        let buffer = PixelBuffer()
+        try pipeline.run(source, buffer: buffer) { info, face in
             plot?.add(time: info.time, coefficients: pipeline.engine.facePresent ? pipeline.engine.coefficients : nil,
                       events: pipeline.engine.events)
-            if withCoefficients, let line = pipeline.coefficientsLine(info: info) { out.write(try encoder.line(line)) }
-            if withMeasures, let face { out.write(Data((measuresLine(info, face, pipeline) + "\n").utf8)) }
-            for event in pipeline.engine.events { out.write(try encoder.line(event)) }
+            if withCoefficients, let line = pipeline.coefficientsLine(info: info) { try out.write(try encoder.line(line)) }
+            if withMeasures, let face { try out.write(try encoder.line(measuresLine(info, face, pipeline))) }
+            if withEyeFeatures, let face, let eyes = EyeStateFeatures.of(face.landmarks, in: buffer) {
+                try out.write(try encoder.line(EyeFeaturesLine(frame: info.index, left: eyes.left, right: eyes.right)))
+            }
+            for event in pipeline.engine.events { try out.write(try encoder.line(event)) }
         }
-        out.flush()
+        try out.flush()
         if let plot, let plotPath { try plot.plot(title: file).write(to: plotPath) }
         return .ok
     }
 
-    /// A tab-separated line of the raw measures, for tuning thresholds.
-    static func measuresLine(_ info: FrameInfo, _ face: FaceObservation, _ pipeline: FramePipeline) -> String {
-        let m = pipeline.engine.measures
-        let n = pipeline.engine.calibration.neutral
-        let c = pipeline.engine.coefficients
-        func f(_ x: Float) -> String { String(format: "%.3f", x) }
-        return "# \(info.index) t=\(String(format: "%.3f", info.time)) earL=\(f(m.eyeAspectLeft)) earR=\(f(m.eyeAspectRight)) "
-            + "irisL=\(f(m.irisLeft)) irisR=\(f(m.irisRight)) jaw=\(f(m.jawDrop)) gap=\(f(m.lipGap)) "
-            + "width=\(f(m.mouthWidth)) liftL=\(f(m.cornerLiftLeft)) liftR=\(f(m.cornerLiftRight)) "
-            + "brow=\(f(m.innerBrowHeight)) | nEarL=\(f(n.eyeAspectLeft)) nIrisL=\(f(n.irisLeft)) nW=\(f(n.mouthWidth)) "
-            + "| bL=\(f(c[.eyeBlinkLeft])) bR=\(f(c[.eyeBlinkRight])) jaw=\(f(c[.jawOpen])) "
-            + "smL=\(f(c[.mouthSmileLeft])) smR=\(f(c[.mouthSmileRight])) | yaw=\(f(face.pose.yaw)) "
-            + "pitch=\(f(face.pose.pitch)) roll=\(f(face.pose.roll)) iod=\(f(face.quality.interocularPixels)) "
-            + "bright=\(f(face.quality.medianBrightness))"
+    /// The `measures` line of a frame with a face (see `MeasuresLine`).
+    static func measuresLine(_ info: FrameInfo, _ face: FaceObservation, _ pipeline: FramePipeline) -> MeasuresLine {
+        MeasuresLine(info: info, face: face, measures: pipeline.engine.measures,
+                     neutral: pipeline.engine.calibration.neutral)
     }
+}
+
+/// One line of `winkctl analyze --eye-features`: the eye-state model's inputs for each eye of a frame's face
+/// (`EyeStateFeatures`), the person's own left and right, for training the model
+/// (Scripts/train_eye_model.py).
+struct EyeFeaturesLine: Encodable {
+    var type = "eyeFeatures"
+    var frame: Int
+    var left: [Float]
+    var right: [Float]
 }
 
 /// Options shared by the commands that run the pipeline: `--config`, `--model`, `--mirrored`, `--profile`.
@@ -105,18 +111,46 @@ struct CommonOptions {
 }
 
 /// Buffered stdout writer for NDJSON lines (one `write(2)` per 64 KiB or per flush).
+///
+/// A reader that goes away (`winkctl analyze clip.mp4 | head`) ends the program quietly with exit 0, as
+/// a pipeline's producer does; any other write error (a full disk) throws `OutputError` (exit 74).
 final class LineWriter {
     private var pending = Data()
-    private let handle = FileHandle.standardOutput
+    private let descriptor: Int32
 
-    func write(_ line: Data) {
+    init(descriptor: Int32 = STDOUT_FILENO) { self.descriptor = descriptor }
+
+    /// - Throws: `OutputError` when standard output cannot be written.
+    func write(_ line: Data) throws {
         pending.append(line)
-        if pending.count >= 65_536 { flush() }
+        if pending.count >= 65_536 { try flush() }
     }
 
-    func flush() {
+    /// - Throws: `OutputError` when standard output cannot be written.
+    func flush() throws {
         guard !pending.isEmpty else { return }
-        handle.write(pending)
-        pending.removeAll(keepingCapacity: true)
+        defer { pending.removeAll(keepingCapacity: true) }
+        try pending.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                if n >= 0 {
+                    offset += n
+                    continue
+                }
+                let code = errno
+                if code == EINTR { continue }
+                if code == EPIPE { exit(0) }  // the reader has what it wanted
+                throw OutputError(subject: "standard output", reason: String(cString: strerror(code)))
+            }
+        }
     }
+}
+
+/// Output that could not be written (exit 74, `EX_IOERR`).
+struct OutputError: ExitCodeError {
+    var subject: String
+    var reason: String
+    var exitCode: ExitCode { .ioError }
+    var description: String { "\(subject): \(reason)" }
 }

@@ -123,9 +123,9 @@ enum CalibrateCommand {
         let n = profile.neutral
         let rows: [(String, String, KeyPath<FaceMeasures, Float>, Span, Bool)] = [
             ("eyeBlinkLeft", "eyeAspectLeft", \.eyeAspectLeft, .eyeAspectClosing, true),
-            ("eyeBlinkLeft", "irisLeft", \.irisLeft, .irisClosing, false),
+            ("eyeBlinkLeft", "eyeClosedLeft", \.eyeClosedLeft, .eyeClosedSpan, false),
             ("eyeBlinkRight", "eyeAspectRight", \.eyeAspectRight, .eyeAspectClosing, true),
-            ("eyeBlinkRight", "irisRight", \.irisRight, .irisClosing, false),
+            ("eyeBlinkRight", "eyeClosedRight", \.eyeClosedRight, .eyeClosedSpan, false),
             ("jawOpen", "jawDrop", \.jawDrop, .jawSpan, false),
             ("mouthSmileLeft", "mouthWidth", \.mouthWidth, .smileWidthSpan, false),
             ("mouthSmileLeft", "cornerLiftLeft", \.cornerLiftLeft, .smileLiftSpan, false),
