@@ -37,8 +37,16 @@ public struct ClipLabels: Sendable {
     /// folder's parent), as in ../shared/fixtures.
     /// - Throws: `Configuration.Invalid`-style `LabelsError` (exit 65) for a malformed file, or 66 when missing.
     public static func load(path: String) throws -> ClipLabels {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             throw LabelsError(path: path, reason: "no such labels file", exitCode: .noInput)
+        }
+        let type = (try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType) ?? nil
+        guard !isFolder.boolValue, type == .typeRegular else {
+            throw LabelsError(path: path, reason: "not a regular file", exitCode: .noInput)
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw LabelsError(path: path, reason: "cannot be read", exitCode: .noInput)
         }
         guard let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw LabelsError(path: path, reason: "not a JSON object", exitCode: .dataError)
@@ -124,7 +132,7 @@ public struct LabelsError: ExitCodeError {
 }
 
 /// True/false positives and misses for one event name, or in total.
-public struct Score: Sendable, Equatable {
+public struct Score: Sendable, Equatable, Encodable {
     public var truePositives = 0
     public var falsePositives = 0
     public var misses = 0
@@ -142,6 +150,18 @@ public struct Score: Sendable, Equatable {
     public var f1: Double {
         let p = precision, r = recall
         return p + r == 0 ? 0 : 2 * p * r / (p + r)
+    }
+
+    enum CodingKeys: String, CodingKey { case truePositives = "tp", falsePositives = "fp", misses = "missed", precision, recall, f1 }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(truePositives, forKey: .truePositives)
+        try c.encode(falsePositives, forKey: .falsePositives)
+        try c.encode(misses, forKey: .misses)
+        try c.encode(rounded(precision, places: 4), forKey: .precision)
+        try c.encode(rounded(recall, places: 4), forKey: .recall)
+        try c.encode(rounded(f1, places: 4), forKey: .f1)
     }
 
     static func + (a: Score, b: Score) -> Score {

@@ -2,23 +2,64 @@ import Capture
 import Foundation
 import WinkCore
 
-/// `winkctl evaluate LABELS.json...`: runs the pipeline on each labelled clip and scores it (SPEC.md
-/// "Labels files"). Prints per event name and in total the true and false positives, misses, precision,
-/// recall and F1. Exit 0, or 1 when the total F1 is below `--min-f1`.
+/// `winkctl evaluate LABELS...`: runs the pipeline on each labelled clip and scores it (SPEC.md "Labels
+/// files"). Each argument is a labels file or a folder of them (a folder with a `labels/` subfolder, such
+/// as ../shared/fixtures/people, is read from there). Prints a line per clip, then per event name, per
+/// group (eye, mouth and face events), the false winks, and the total; `--json` prints the same as one JSON
+/// document. Exit 0, or 1 when the total F1 is below `--min-f1`.
 enum EvaluateCommand {
     static let command = WinkctlMain.Command(
-        synopsis: "evaluate LABELS.json... [--config FILE] [--model FILE] [--min-f1 X] [--verbose]", run: run)
+        synopsis: "evaluate LABELS.json|FOLDER... [--config FILE] [--model FILE] [--min-f1 X] [--verbose] [--json]",
+        run: run)
+
+    /// The groups of the summary, by event name.
+    static let groups: [(name: String, events: Set<String>)] = [
+        ("eye events", [EventName.blink, EventName.eyesClosed, EventName.winkLeft, EventName.winkRight]),
+        ("mouth events", [EventName.smile, EventName.mouthOpen]),
+        ("face events", [EventName.faceFound, EventName.faceLost]),
+    ]
+
+    /// One clip's result.
+    struct ClipResult: Encodable {
+        var labels: String
+        var video: String
+        var score: ClipScore
+        /// False positives of `winkLeft`/`winkRight`, as "winkLeft@frame".
+        var falseWinks: [String]
+
+        enum CodingKeys: String, CodingKey { case labels, video, total, events, findings, falseWinks }
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(labels, forKey: .labels)
+            try c.encode(video, forKey: .video)
+            try c.encode(score.total, forKey: .total)
+            try c.encode(score.byEvent, forKey: .events)
+            try c.encode(score.findings, forKey: .findings)
+            try c.encode(falseWinks, forKey: .falseWinks)
+        }
+    }
+
+    /// The whole run, as `--json` prints it.
+    struct Report: Encodable {
+        var clips: [ClipResult]
+        var events: [String: Score]
+        var groups: [String: Score]
+        var falseWinks: Int
+        var total: Score
+    }
 
     static func run(_ args: inout Arguments) throws -> ExitCode {
         let options = try CommonOptions(&args)
         let minF1: Double? = try args.number("--min-f1", in: 0.0...1.0)
         let verbose = args.flag("--verbose")
-        var files: [String] = []
-        while let f = args.positional() { files.append(f) }
+        let json = args.flag("--json")
+        var inputs: [String] = []
+        while let f = args.positional() { inputs.append(f) }
         try args.finish()
-        guard !files.isEmpty else { throw UsageError("evaluate: which labels files? usage: winkctl \(command.synopsis)") }
+        guard !inputs.isEmpty else { throw UsageError("evaluate: which labels files? usage: winkctl \(command.synopsis)") }
+        let files = try labelsFiles(inputs)
 
-        var totals: [String: Score] = [:]
+        var clips: [ClipResult] = []
         for file in files {
             let labels = try ClipLabels.load(path: file)
             var configuration = options.configuration
@@ -26,27 +67,107 @@ enum EvaluateCommand {
             let pipeline = try CommonOptions(configuration: configuration, modelPath: options.modelPath).makePipeline()
             let source = try openMediaFile(path: labels.video)
             let result = score(events: try pipeline.events(of: source), labels: labels)
-            let t = result.total
-            print("\(file): tp=\(t.truePositives) fp=\(t.falsePositives) missed=\(t.misses) f1=\(format(t.f1))")
-            if verbose || t.f1 < 1 { for line in result.findings { print("  \(line)") } }
-            for (name, s) in result.byEvent { totals[name] = totals[name, default: Score()] + s }
+            let falseWinks = result.findings.compactMap { line -> String? in
+                guard line.hasPrefix("false positive: wink") else { return nil }
+                let parts = line.split(separator: " ")  // false positive: winkLeft at frame 12 ...
+                return parts.count >= 6 ? "\(parts[2])@\(parts[5])" : String(line)
+            }
+            let clip = ClipResult(labels: file, video: labels.video, score: result, falseWinks: falseWinks)
+            clips.append(clip)
+            if !json {
+                let t = result.total
+                print("\(file): tp=\(t.truePositives) fp=\(t.falsePositives) missed=\(t.misses) f1=\(format(t.f1))")
+                if verbose || t.f1 < 1 { for line in result.findings { print("  \(line)") } }
+            }
         }
-        print("")
-        print(pad("event", 12) + pad("tp", 5) + pad("fp", 5) + pad("missed", 8) + pad("precision", 11) + pad("recall", 8) + "f1")
-        for name in totals.keys.sorted() {
-            let s = totals[name]!
-            print(pad(name, 12) + pad("\(s.truePositives)", 5) + pad("\(s.falsePositives)", 5) + pad("\(s.misses)", 8)
-                  + pad(format(s.precision), 11) + pad(format(s.recall), 8) + format(s.f1))
+        var events: [String: Score] = [:]
+        for clip in clips { for (name, s) in clip.score.byEvent { events[name] = events[name, default: Score()] + s } }
+        var groupScores: [String: Score] = [:]
+        for g in groups {
+            groupScores[g.name] = events.filter { g.events.contains($0.key) }.values.reduce(Score(), +)
         }
-        let total = totals.values.reduce(Score(), +)
-        print(pad("total", 12) + pad("\(total.truePositives)", 5) + pad("\(total.falsePositives)", 5)
-              + pad("\(total.misses)", 8) + pad(format(total.precision), 11) + pad(format(total.recall), 8)
-              + format(total.f1))
+        let total = events.values.reduce(Score(), +)
+        let falseWinks = clips.flatMap { clip in clip.falseWinks.map { "\(clipName(clip.labels)) \($0)" } }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let report = Report(clips: clips, events: events, groups: groupScores, falseWinks: falseWinks.count,
+                                total: total)
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print("")
+            print(row("event", "tp", "fp", "missed", "precision", "recall", "f1"))
+            for name in events.keys.sorted() { print(row(name, events[name]!)) }
+            print("")
+            for g in groups { print(row(g.name, groupScores[g.name]!)) }
+            print("false winks: \(falseWinks.count)" + (falseWinks.isEmpty ? "" : " (" + falseWinks.joined(separator: ", ") + ")"))
+            print(row("total", total))
+        }
         if let minF1, total.f1 < minF1 {
             printError("winkctl: total F1 \(format(total.f1)) is below --min-f1 \(minF1)")
             return .failure
         }
         return .ok
+    }
+
+    /// The labels files named by `inputs`: files as given, folders expanded to their `*.labels.json` (from
+    /// their `labels/` subfolder when they have one), sorted; labels for still images in a folder are left
+    /// out (evaluate scores clips).
+    /// - Throws: `LabelsError` (66) for a path that does not exist, is not a regular file or folder, or a
+    ///   folder without labels files.
+    static func labelsFiles(_ inputs: [String]) throws -> [String] {
+        var files: [String] = []
+        let fm = FileManager.default
+        for input in inputs {
+            var isFolder: ObjCBool = false
+            guard fm.fileExists(atPath: input, isDirectory: &isFolder) else {
+                throw LabelsError(path: input, reason: "no such labels file", exitCode: .noInput)
+            }
+            guard isFolder.boolValue else {
+                let type = (try? fm.attributesOfItem(atPath: input)[.type] as? FileAttributeType) ?? nil
+                guard type == .typeRegular else {
+                    throw LabelsError(path: input, reason: "not a regular file", exitCode: .noInput)
+                }
+                files.append(input)
+                continue
+            }
+            var folder = URL(fileURLWithPath: input)
+            var sub: ObjCBool = false
+            if fm.fileExists(atPath: folder.appendingPathComponent("labels").path, isDirectory: &sub), sub.boolValue {
+                folder = folder.appendingPathComponent("labels")
+            }
+            let found = ((try? fm.contentsOfDirectory(atPath: folder.path)) ?? [])
+                .filter { $0.hasSuffix(".labels.json") }.sorted()
+                .map { folder.appendingPathComponent($0).path }
+                .filter { !isStillsLabels($0) }
+            guard !found.isEmpty else {
+                throw LabelsError(path: input, reason: "no *.labels.json clip labels in this folder", exitCode: .noInput)
+            }
+            files += found
+        }
+        return files
+    }
+
+    /// Whether `path` holds labels for still images (`images` and no `video`).
+    static func isStillsLabels(_ path: String) -> Bool {
+        guard let data = FileManager.default.contents(atPath: path),
+              let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return false }
+        return root["images"] != nil && root["video"] == nil
+    }
+
+    static func clipName(_ path: String) -> String {
+        let base = URL(fileURLWithPath: path).lastPathComponent
+        return base.hasSuffix(".labels.json") ? String(base.dropLast(".labels.json".count)) : base
+    }
+
+    static func row(_ name: String, _ s: Score) -> String {
+        row(name, "\(s.truePositives)", "\(s.falsePositives)", "\(s.misses)", format(s.precision), format(s.recall),
+            format(s.f1))
+    }
+
+    static func row(_ name: String, _ tp: String, _ fp: String, _ missed: String, _ p: String, _ r: String,
+                    _ f1: String) -> String {
+        pad(name, 14) + pad(tp, 5) + pad(fp, 5) + pad(missed, 8) + pad(p, 11) + pad(r, 8) + f1
     }
 
     static func format(_ x: Double) -> String { String(format: "%.3f", x) }
