@@ -131,6 +131,12 @@ public final class AnalyzerTable {
         }
     }
 
+    /// Whether any row is pending or active after the last `step`: an expression is under way (the
+    /// calibration then learns the neutral more slowly).
+    public var isExpressing: Bool {
+        states.contains { $0.phase == .pending || $0.phase == .active }
+    }
+
     /// Tracks the release debounce: returns the time the value first went below `exit` once it has stayed
     /// below for `releaseDelay` seconds, else nil.
     private func below(_ v: Float, _ row: AnalyzerRow, _ t: Double, _ s: inout RowState) -> Double? {

@@ -20,6 +20,12 @@ public final class Calibration {
         public var samplesPerSecond: Double = 10
         /// How many samples the prior counts as.
         public var priorWeight: Double = 8
+        /// At most this many samples a second go into the history while an expression is under way (an
+        /// analyzer row pending or active): a smile held, eyes held shut or a recording that starts with
+        /// either then moves the neutral ten times more slowly than a relaxed face does, so it is not learned
+        /// as neutral within its first minutes; a face that only looks expressive to the population prior
+        /// (a naturally wide mouth) is still learned, in tens of seconds instead of seconds.
+        public var expressiveSamplesPerSecond: Double = 1
         public init() {}
     }
 
@@ -65,9 +71,11 @@ public final class Calibration {
     }
 
     /// Adds `m` measured at `time` seconds (frame timestamp) and updates `neutral`. Samples closer than
-    /// 1 / `samplesPerSecond` to the last one are ignored (unless time went backwards). No allocation.
-    public func observe(_ m: FaceMeasures, time: Double) {
-        guard time - lastSampleTime >= 1 / settings.samplesPerSecond || time < lastSampleTime else { return }
+    /// 1 / `samplesPerSecond` (1 / `expressiveSamplesPerSecond` when `expressive`: an expression is under
+    /// way) to the last one are ignored (unless time went backwards). No allocation.
+    public func observe(_ m: FaceMeasures, time: Double, expressive: Bool = false) {
+        let rate = expressive ? settings.expressiveSamplesPerSecond : settings.samplesPerSecond
+        guard time - lastSampleTime >= 1 / rate || time < lastSampleTime else { return }
         lastSampleTime = time
         let capacity = ring.count
         let evicted: FaceMeasures? = count == capacity ? ring[next] : nil

@@ -76,7 +76,8 @@ public final class ExpressionEngine {
         let m = FaceMeasures(face)
         let gates = gate.gates(for: face)
         // A still image is one instant of unknown expression: it says nothing about the neutral.
-        if gates == .open && !instant { calibration.observe(m, time: frame.time) }
+        // A face in the middle of an expression (a row pending or active) teaches the neutral slowly.
+        if gates == .open && !instant { calibration.observe(m, time: frame.time, expressive: table.isExpressing) }
         measures = m
         pose = face.pose
         coefficients = model.coefficients(m, neutral: calibration.neutral)
