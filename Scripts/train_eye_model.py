@@ -118,6 +118,37 @@ def fit(X, y):
     return w.astype(np.float32), np.float32(b)
 
 
+def lopo_events(files, X, y, groups, winkctl):
+    """Each person's clips scored by winkd with an eye-state model that never saw them."""
+    import tempfile
+    totals, by_group = {}, {}
+    tmp = tempfile.mkdtemp(prefix="winkd-lopo-")
+    for person in sorted(set(groups)):
+        w, b = fit(X[groups != person], y[groups != person])
+        model = os.path.join(tmp, person + ".json")
+        json.dump({"weights": [float(v) for v in w], "bias": float(b)}, open(model, "w"))
+        mine = [f for f in files if person_of(f) == person and "video" in json.load(open(f))]
+        out = subprocess.run([winkctl, "evaluate", *mine, "--eye-model", model, "--json"], check=True,
+                             capture_output=True, text=True)
+        report = json.loads(out.stdout)
+        for clip in report["clips"]:
+            t = clip["total"]
+            eye = {k: sum(v[k] for n, v in clip["events"].items() if n in EYE_EVENTS) for k in ("tp", "fp", "missed")}
+            print(f"  {os.path.basename(clip['labels']):48s} tp={t['tp']:3d} fp={t['fp']:2d} missed={t['missed']:2d} "
+                  f"f1={t['f1']:.3f}  eye tp={eye['tp']} fp={eye['fp']} missed={eye['missed']}"
+                  + (f"  false winks: {clip['falseWinks']}" if clip["falseWinks"] else ""))
+            for name, s in clip["events"].items():
+                acc = totals.setdefault(name, {"tp": 0, "fp": 0, "missed": 0})
+                for k in acc:
+                    acc[k] += s[k]
+    def f1(s):
+        return 2 * s["tp"] / max(1, 2 * s["tp"] + s["fp"] + s["missed"])
+    groups_of = {"eye events": EYE_EVENTS, "mouth events": ("smile", "mouthOpen"), "face events": ("faceFound", "faceLost")}
+    for name, members in list(groups_of.items()) + [("total", tuple(totals))]:
+        s = {k: sum(totals[n][k] for n in members if n in totals) for k in ("tp", "fp", "missed")}
+        print(f"  {name:14s} tp={s['tp']:3d} fp={s['fp']:2d} missed={s['missed']:2d} f1={f1(s):.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--labels", nargs="*", help="labels files (default: the fixtures' people and clip labels)")
@@ -125,6 +156,9 @@ def main():
     ap.add_argument("--cache", default="/tmp/winkd-eye-features")
     ap.add_argument("--lopo", action="store_true", help="print the leave-one-person-out ROC area per person")
     ap.add_argument("--write", action="store_true", help="write Sources/CWinkVision/EyeStateModel.inc")
+    ap.add_argument("--lopo-events", action="store_true",
+                    help="leave one person out at the event level: for each person, fit without them and score "
+                         "their clips with `winkctl evaluate --eye-model` (the whole pipeline, SPEC.md scoring)")
     a = ap.parse_args()
     fixtures = os.path.join(os.path.dirname(REPO), "shared", "fixtures")
     files = a.labels or sorted(glob.glob(os.path.join(fixtures, "people", "labels", "*.labels.json"))
@@ -141,6 +175,8 @@ def main():
             aucs.append(auc)
             print(f"  {person:36s} samples={test.sum():5d} closed={int(y[test].sum()):4d} roc_auc={auc:.3f}")
         print(f"  mean roc_auc over people with closures: {np.nanmean(aucs):.3f}")
+    if a.lopo_events:
+        lopo_events(files, X, y, groups, a.winkctl)
     if a.write:
         w, b = fit(X, y)
         out = os.path.join(REPO, "Sources", "CWinkVision", "EyeStateModel.inc")

@@ -13,6 +13,8 @@ public enum FaceTrackingErrorCode: ExitCodeKind {
     case modelNotDlib
     /// A dlib shape predictor, but not the 68-point one (e.g. the 5-point model). Exit 78.
     case modelWrongParts
+    /// An eye-state model file (`--eye-model`) is missing, unreadable or not the model's shape. Exit 78.
+    case eyeModelInvalid
     /// dlib or OpenCV failed on a frame. Exit 70.
     case `internal`
 

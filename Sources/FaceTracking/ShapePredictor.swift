@@ -1,4 +1,5 @@
 import CWinkVision
+import Foundation
 import WinkCore
 
 /// dlib's 68-point shape predictor (`shape_predictor_68_face_landmarks.dat`, Kazemi & Sullivan,
@@ -195,6 +196,30 @@ extension FaceMeasure {
         var yaw: Float = 0, pitch: Float = 0, roll: Float = 0
         let status = (opencv ? wv_head_pose_opencv : wv_head_pose)(xy, Int32(width), Int32(height), &yaw, &pitch, &roll)
         return status == WV_OK ? HeadPose(yaw: yaw, pitch: pitch, roll: roll) : nil
+    }
+}
+
+/// The eye-state model in use (`wv_eye_closure`): the built-in one, or a retrained one loaded from a file.
+public enum EyeStateModel {
+    /// Uses the model in `path` for the rest of the process instead of the built-in one: a JSON object
+    /// `{"weights": [...], "bias": b}` with `EyeStateFeatures.count` weights, as Scripts/train_eye_model.py
+    /// writes with `--write-json`. For evaluating a retrained model without rebuilding; winkd itself only
+    /// ever uses the built-in model. Call before frames are processed.
+    /// - Throws: `FaceTrackingError` `.eyeModelInvalid` (exit 78) naming `path` and what is wrong.
+    public static func load(path: String) throws {
+        func fail(_ reason: String) -> FaceTrackingError { FaceTrackingError(.eyeModelInvalid, subject: path, reason: reason) }
+        guard let data = FileManager.default.contents(atPath: path) else { throw fail("no such eye-state model file") }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw fail("not a JSON object")
+        }
+        guard let weights = object["weights"] as? [NSNumber], let bias = object["bias"] as? NSNumber else {
+            throw fail("expected \"weights\" (an array of numbers) and \"bias\" (a number)")
+        }
+        guard weights.count == EyeStateFeatures.count else {
+            throw fail("expected \(EyeStateFeatures.count) weights, got \(weights.count)")
+        }
+        let values = weights.map(\.floatValue) + [bias.floatValue]
+        guard wv_eye_model_set(values, Int32(values.count)) == WV_OK else { throw fail("weights must be finite numbers") }
     }
 }
 

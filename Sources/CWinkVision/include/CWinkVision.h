@@ -133,6 +133,12 @@ wv_status wv_measure_face(const uint8_t *gray, int width, int height, int stride
 /// Number of floats `wv_eye_features` writes.
 int wv_eye_feature_count(void);
 
+/// Replaces the built-in eye-state model for the rest of the process with `count` = feature count + 1 floats:
+/// the weights, then the bias (NULL: back to the built-in one). For evaluating a retrained model without
+/// rebuilding (`winkctl evaluate --eye-model`, leave-one-person-out in Scripts/train_eye_model.py).
+/// WV_BAD_ARGUMENT for a wrong count or a non-finite number. Thread-safe (the swap is atomic).
+wv_status wv_eye_model_set(const float *weights_and_bias, int count);
+
 /// Resamples both eyes of a 68-point face (`xy`, 136 floats, frame pixels) into 48x24 grey patches
 /// (stride 48) aligned on each eye's corners (iBUG 36/39 and 42/45), 1.6 corner distances wide, with the
 /// person's left eye mirrored so that the outer corner is on the left in both. Bilinear, border

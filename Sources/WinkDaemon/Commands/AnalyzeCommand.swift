@@ -11,7 +11,7 @@ import WinkCore
 enum AnalyzeCommand {
     static let command = WinkctlMain.Command(
         synopsis: "analyze FILE [--config FILE] [--model FILE] [--profile FILE] [--mirrored] [--coefficients] "
-            + "[--measures] [--eye-features] [--plot OUT.png] "
+            + "[--measures] [--eye-features] [--eye-model FILE] [--plot OUT.png] "
             + "[--flip] [--rotate DEG] [--scale S] [--gain G] [--noise SIGMA]",
         run: run)
 
@@ -79,6 +79,8 @@ struct CommonOptions {
     var modelPath: String
     /// `--config FILE` as given (nil without it).
     var configPath: String?
+    /// `--eye-model FILE`: a retrained eye-state model to use instead of the built-in one (see `EyeStateModel`).
+    var eyeModelPath: String?
 
     init(configuration: Configuration, modelPath: String) {
         self.configuration = configuration
@@ -90,6 +92,7 @@ struct CommonOptions {
         let model = try args.option("--model")
         let mirrored = args.flag("--mirrored")
         let profile = try args.option("--profile")
+        eyeModelPath = try args.option("--eye-model")
         self.configPath = configPath
         configuration = try configPath.map { try Configuration.load(path: $0) } ?? Configuration()
         if mirrored { configuration.mirrored = true }
@@ -103,6 +106,7 @@ struct CommonOptions {
     /// - Throws: `CalibrationProfileError` (66 missing, 78 corrupt) for the profile, `FaceTrackingError`
     ///   (exit 78) for a bad model.
     func makePipeline() throws -> FramePipeline {
+        if let eyeModelPath { try EyeStateModel.load(path: eyeModelPath) }
         let (personalised, prior) = try configuration.applyingProfile()
         // Through the verified binary cache in $XDG_CACHE_HOME/winkd (about 7x faster than dlib's loader).
         let predictor = try ShapePredictor(path: modelPath, cache: ModelCache.standard())

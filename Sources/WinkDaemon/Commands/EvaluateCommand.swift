@@ -6,10 +6,14 @@ import WinkCore
 /// files"). Each argument is a labels file or a folder of them (a folder with a `labels/` subfolder, such
 /// as ../shared/fixtures/people, is read from there). Prints a line per clip, then per event name, per
 /// group (eye, mouth and face events), the false winks, and the total; `--json` prints the same as one JSON
-/// document. Exit 0, or 1 when the total F1 is below `--min-f1`.
+/// document. `--events-from DIR` scores the event lines in `DIR/CLIP.ndjson` (CLIP: the labels file's name
+/// without `.labels.json`) instead of running the pipeline: another detector's output (such as
+/// ../shared/tools/mediapipe_peer.py), scored by the same rule. Exit 0, or 1 when the total F1 is below
+/// `--min-f1`.
 enum EvaluateCommand {
     static let command = WinkctlMain.Command(
-        synopsis: "evaluate LABELS.json|FOLDER... [--config FILE] [--model FILE] [--min-f1 X] [--verbose] [--json]",
+        synopsis: "evaluate LABELS.json|FOLDER... [--config FILE] [--model FILE] [--min-f1 X] [--verbose] [--json] "
+            + "[--events-from DIR] [--eye-model FILE]",
         run: run)
 
     /// The groups of the summary, by event name.
@@ -53,6 +57,7 @@ enum EvaluateCommand {
         let minF1: Double? = try args.number("--min-f1", in: 0.0...1.0)
         let verbose = args.flag("--verbose")
         let json = args.flag("--json")
+        let eventsFrom = try args.option("--events-from")
         var inputs: [String] = []
         while let f = args.positional() { inputs.append(f) }
         try args.finish()
@@ -62,11 +67,18 @@ enum EvaluateCommand {
         var clips: [ClipResult] = []
         for file in files {
             let labels = try ClipLabels.load(path: file)
-            var configuration = options.configuration
-            if labels.mirrored { configuration.mirrored = true }
-            let pipeline = try CommonOptions(configuration: configuration, modelPath: options.modelPath).makePipeline()
-            let source = try openMediaFile(path: labels.video)
-            let result = score(events: try pipeline.events(of: source), labels: labels)
+            let events: [ExpressionEvent]
+            if let eventsFrom {
+                events = try recordedEvents(URL(fileURLWithPath: eventsFrom).appendingPathComponent(clipName(file) + ".ndjson").path)
+            } else {
+                var configuration = options.configuration
+                if labels.mirrored { configuration.mirrored = true }
+                var clipOptions = CommonOptions(configuration: configuration, modelPath: options.modelPath)
+                clipOptions.eyeModelPath = options.eyeModelPath
+                let pipeline = try clipOptions.makePipeline()
+                events = try pipeline.events(of: try openMediaFile(path: labels.video))
+            }
+            let result = score(events: events, labels: labels)
             let falseWinks = result.findings.compactMap { line -> String? in
                 guard line.hasPrefix("false positive: wink") else { return nil }
                 let parts = line.split(separator: " ")  // false positive: winkLeft at frame 12 ...
@@ -146,6 +158,29 @@ enum EvaluateCommand {
             files += found
         }
         return files
+    }
+
+    /// The `event` lines of an NDJSON file (other lines, such as coefficients, hello or status, are skipped).
+    /// - Throws: `LabelsError` (66) for a missing file, (65) for a line that is not JSON or an event line
+    ///   without its fields, naming the line.
+    static func recordedEvents(_ path: String) throws -> [ExpressionEvent] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw LabelsError(path: path, reason: "no such event file", exitCode: .noInput)
+        }
+        let decoder = JSONDecoder()
+        var events: [ExpressionEvent] = []
+        for (number, line) in data.split(separator: 0x0A).enumerated() where !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
+                throw LabelsError(path: path, reason: "line \(number + 1): not a JSON object", exitCode: .dataError)
+            }
+            guard object["type"] as? String == "event" else { continue }
+            do {
+                events.append(try decoder.decode(ExpressionEvent.self, from: Data(line)))
+            } catch {
+                throw LabelsError(path: path, reason: "line \(number + 1): not an event line (\(error))", exitCode: .dataError)
+            }
+        }
+        return events
     }
 
     /// Whether `path` holds labels for still images (`images` and no `video`).
