@@ -121,7 +121,7 @@ def fit(X, y):
 def lopo_events(files, X, y, groups, winkctl):
     """Each person's clips scored by winkd with an eye-state model that never saw them."""
     import tempfile
-    totals, by_group = {}, {}
+    totals, people = {}, {}
     tmp = tempfile.mkdtemp(prefix="winkd-lopo-")
     for person in sorted(set(groups)):
         w, b = fit(X[groups != person], y[groups != person])
@@ -138,15 +138,18 @@ def lopo_events(files, X, y, groups, winkctl):
                   f"f1={t['f1']:.3f}  eye tp={eye['tp']} fp={eye['fp']} missed={eye['missed']}"
                   + (f"  false winks: {clip['falseWinks']}" if clip["falseWinks"] else ""))
             for name, s in clip["events"].items():
-                acc = totals.setdefault(name, {"tp": 0, "fp": 0, "missed": 0})
-                for k in acc:
-                    acc[k] += s[k]
+                for table in (totals, people) if "/people/" in clip["labels"] else (totals,):
+                    acc = table.setdefault(name, {"tp": 0, "fp": 0, "missed": 0})
+                    for k in acc:
+                        acc[k] += s[k]
     def f1(s):
         return 2 * s["tp"] / max(1, 2 * s["tp"] + s["fp"] + s["missed"])
     groups_of = {"eye events": EYE_EVENTS, "mouth events": ("smile", "mouthOpen"), "face events": ("faceFound", "faceLost")}
-    for name, members in list(groups_of.items()) + [("total", tuple(totals))]:
-        s = {k: sum(totals[n][k] for n in members if n in totals) for k in ("tp", "fp", "missed")}
-        print(f"  {name:14s} tp={s['tp']:3d} fp={s['fp']:2d} missed={s['missed']:2d} f1={f1(s):.3f}")
+    for title, table in (("all clips", totals), ("people/ only", people)):
+        print(f"  {title}:")
+        for name, members in list(groups_of.items()) + [("total", tuple(table))]:
+            s = {k: sum(table[n][k] for n in members if n in table) for k in ("tp", "fp", "missed")}
+            print(f"    {name:14s} tp={s['tp']:3d} fp={s['fp']:2d} missed={s['missed']:2d} f1={f1(s):.3f}")
 
 
 def main():

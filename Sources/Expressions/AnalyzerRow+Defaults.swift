@@ -8,7 +8,8 @@ extension AnalyzerRow {
     /// not one face's optimum.
     /// - `blink`: both eyes close and reopen within 0.5 s (involuntary blinks last 0.1-0.4 s; Stern et al.
     ///   1984). A closure of a single frame counts (0.033 s at 30 fps: some people's blinks are that short),
-    ///   and the reopening is taken at once (no release delay): the blink is decided on the first open frame.
+    ///   and the reopening is taken at once (no release delay) and early (below 0.65: lids mostly up), as a
+    ///   person would say the blink ended. Entering needs 0.8: the eye-state model is sure of a closed eye.
     ///   Longer closures become `eyesClosed` instead.
     /// - `winkLeft`/`winkRight`: one eye closed for at least 0.25 s while the other stays clearly open (its
     ///   closure counts twice against the wink, so lids lowered unevenly, while looking down or smirking,
@@ -22,10 +23,10 @@ extension AnalyzerRow {
         }
         return [
             AnalyzerRow(event: EventName.blink, kind: .oneShot, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
-                        enter: 0.5, exit: 0.35, minDuration: 0.03, maxDuration: 0.5, cooldown: 0.05, gate: .eyes,
+                        enter: 0.8, exit: 0.65, minDuration: 0.03, maxDuration: 0.5, cooldown: 0.05, gate: .eyes,
                         releaseDelay: 0),
             AnalyzerRow(event: EventName.eyesClosed, kind: .held, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
-                        enter: 0.5, exit: 0.35, minDuration: 0.5, gate: .eyes, releaseDelay: 0),
+                        enter: 0.8, exit: 0.65, minDuration: 0.5, gate: .eyes, releaseDelay: 0),
             AnalyzerRow(event: EventName.winkLeft, kind: .held, value: f("min(eyeBlinkLeft, 1 - 2 * eyeBlinkRight)"),
                         enter: 0.5, exit: 0.35, minDuration: 0.25, cooldown: 0.2,
                         suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.06),

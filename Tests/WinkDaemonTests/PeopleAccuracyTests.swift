@@ -22,11 +22,11 @@ struct PeopleAccuracyTests {
         ("liveportrait_d3", 5, 0),
         ("liveportrait_d9", 16, 0),
         ("liveportrait_old_d5", 5, 1),
-        ("pcavs_vox_Audio_Source_00104", 3, 2),
+        ("pcavs_vox_Audio_Source_00104", 6, 2),
         ("pcavs_vox_Pose_Source_741400163", 1, 0),
         ("tpsmm_driving_vox", 6, 0),
         ("videoretalking_face_4", 8, 0),
-        ("xportrait_driving_video", 6, 0),
+        ("xportrait_driving_video", 7, 0),
     ]
 
     static func labels(_ clip: String) -> String { Fixtures.path("people/labels/\(clip).labels.json") }
