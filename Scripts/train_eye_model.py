@@ -9,7 +9,7 @@ the labels say "dontcare" for an eye event (half blinks, lids lowered while look
 
 Usage (from the repository, after `swift build -c release`):
 
-    python3 -m venv /tmp/train && /tmp/train/bin/pip install "numpy<2" "scikit-learn==1.5.2"
+    python3 -m venv /tmp/train && /tmp/train/bin/pip install "numpy<2" "scikit-learn==1.9.1"
     /tmp/train/bin/python Scripts/train_eye_model.py --lopo          # leave-one-person-out report only
     /tmp/train/bin/python Scripts/train_eye_model.py --write         # writes Sources/CWinkVision/EyeStateModel.inc
 
