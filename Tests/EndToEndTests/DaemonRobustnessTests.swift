@@ -37,7 +37,7 @@ final class RawClient {
 
     /// Reads the hello and subscribes to every event it names plus coefficients.
     func subscribeToEverything() -> Bool {
-        guard let hello = read(for: 5, until: { !$0.isEmpty }).first,
+        guard let hello = read(until: { !$0.isEmpty }).first,
               let object = try? JSONSerialization.jsonObject(with: Data(hello.utf8)) as? [String: Any],
               let events = object["events"] as? [String] else { return false }
         let list = events.map { "\"\($0)\"" }.joined(separator: ",")
@@ -45,7 +45,14 @@ final class RawClient {
         return true
     }
 
-    /// Lines read until `condition` holds for the lines so far, the peer closes, or `seconds` pass.
+    /// Lines read until `condition` holds for the lines so far or the peer closes, for something winkd is
+    /// expected to send: it returns as soon as that comes, and waits at most `Wait.generous`.
+    func read(until condition: ([String]) -> Bool) -> [String] {
+        read(for: Wait.generous, until: condition)
+    }
+
+    /// Lines read until `condition` holds for the lines so far, the peer closes, or `seconds` pass: a fixed
+    /// window, for what arrives in it (use `read(until:)` to wait for something).
     func read(for seconds: Double, until condition: ([String]) -> Bool = { _ in false }) -> [String] {
         var lines: [String] = []
         let end = Date(timeIntervalSinceNow: seconds)
@@ -80,11 +87,7 @@ struct DaemonRobustnessTests {
     }
 
     func connect(_ socket: String) -> RawClient? {
-        for _ in 0..<200 {
-            if let c = RawClient(path: socket) { return c }
-            usleep(50_000)
-        }
-        return nil
+        Wait.value { RawClient(path: socket) }
     }
 
     /// winkd looping single_face.mp4 with a configuration file holding one smile row (to be rewritten
@@ -114,20 +117,20 @@ struct DaemonRobustnessTests {
         let (daemon, socket, config) = try startLoopingWithSmileConfiguration()
         let client = try #require(connect(socket))
         #expect(client.subscribeToEverything())
-        #expect(client.read(for: 5) { $0.contains { $0.contains("\"coefficients\"") } }.contains { $0.contains("\"coefficients\"") })
+        #expect(client.read(until: { $0.contains { $0.contains("\"coefficients\"") } }).contains { $0.contains("\"coefficients\"") })
 
         try Data(#"{"analyzers": [{"event": "smile", "enter": 0.5}]}"#.utf8).write(to: config)
         kill(daemon.processIdentifier, SIGHUP)
-        let good = client.read(for: 5) { $0.contains { $0.contains("reload_") } }
+        let good = client.read(until: { $0.contains { $0.contains("reload_") } })
         #expect(good.contains { $0.contains("\"reload_ok\"") }, "\(good.suffix(3))")
 
         try Data(#"{"analyzers": [{"event": "smile", "enter": "high"}], "bogus": 1}"#.utf8).write(to: config)
         kill(daemon.processIdentifier, SIGHUP)
-        let bad = client.read(for: 5) { $0.contains { $0.contains("reload_") } }
+        let bad = client.read(until: { $0.contains { $0.contains("reload_") } })
         let failure = try #require(bad.first { $0.contains("\"reload_failed\"") }, "\(bad.suffix(3))")
         #expect(failure.contains("bogus") && failure.contains("smile"))
         // Still connected and still served: frames keep coming.
-        let after = client.read(for: 3) { $0.contains { $0.contains("\"coefficients\"") || $0.contains("\"event\"") } }
+        let after = client.read(until: { $0.contains { $0.contains("\"coefficients\"") || $0.contains("\"event\"") } })
         #expect(after.contains { $0.contains("\"coefficients\"") || $0.contains("\"event\"") })
         #expect(stop(daemon) == 0)
     }
@@ -139,21 +142,22 @@ struct DaemonRobustnessTests {
     @Test func aRowAddedByReloadIsAnnouncedAndSubscribable() throws {
         let (daemon, socket, config) = try startLoopingWithSmileConfiguration()
         let first = try #require(connect(socket))
-        let hello = first.read(for: 5) { $0.contains { $0.contains("\"hello\"") } }
+        let hello = first.read(until: { $0.contains { $0.contains("\"hello\"") } })
         #expect(hello.contains { $0.contains("\"hello\"") && !$0.contains("browRaise") }, "\(hello)")
         first.send(#"{"type":"subscribe","id":1,"events":["smile"],"coefficients":true}"#)
 
         try Data(#"{"analyzers": [{"event": "browRaise", "value": "browInnerUp", "enter": 0.5, "exit": 0.3}]}"#.utf8)
             .write(to: config)
         kill(daemon.processIdentifier, SIGHUP)
-        let reloaded = first.read(for: 5) { $0.contains { $0.contains("reload_") } }
+        // The reload_ok comes once start-up ends, which took over 5 s on a busy machine: wait for it.
+        let reloaded = first.read(until: { $0.contains { $0.contains("reload_") } })
         #expect(reloaded.contains { $0.contains("\"reload_ok\"") }, "\(reloaded.suffix(3))")
 
         let second = try #require(connect(socket))
-        let greeting = second.read(for: 5) { $0.contains { $0.contains("\"hello\"") } }
+        let greeting = second.read(until: { $0.contains { $0.contains("\"hello\"") } })
         #expect(greeting.contains { $0.contains("\"hello\"") && $0.contains("\"browRaise\"") }, "\(greeting)")
         second.send(#"{"type":"subscribe","id":7,"events":["browRaise"]}"#)
-        let reply = second.read(for: 5) { $0.contains { $0.contains("\"ok\"") || $0.contains("\"error\"") } }
+        let reply = second.read(until: { $0.contains { $0.contains("\"ok\"") || $0.contains("\"error\"") } })
         #expect(reply.contains { $0.contains("\"ok\"") } && !reply.contains { $0.contains("\"error\"") }, "\(reply)")
         #expect(stop(daemon) == 0)
     }
@@ -169,10 +173,10 @@ struct DaemonRobustnessTests {
         let daemon = try start(["--source", clip, "--socket", socket, "--loop"])
         let client = try #require(connect(socket))
         #expect(client.subscribeToEverything())
-        let smiling = client.read(for: 5) { $0.contains { $0.contains("\"smile\"") && $0.contains("\"began\"") } }
+        let smiling = client.read(until: { $0.contains { $0.contains("\"smile\"") && $0.contains("\"began\"") } })
         #expect(smiling.contains { $0.contains("\"smile\"") && $0.contains("\"began\"") })
         try FileManager.default.removeItem(atPath: clip)
-        let after = client.read(for: 6) { $0.contains { $0.contains("source_failed") } }
+        let after = client.read(until: { $0.contains { $0.contains("source_failed") } })
             .filter { !$0.contains("\"coefficients\"") }
         let lost = after.firstIndex { $0.contains("\"faceLost\"") }
         let failed = after.firstIndex { $0.contains("source_failed") }
@@ -185,7 +189,8 @@ struct DaemonRobustnessTests {
     @Test func fiveHundredConnectionsLeaveTheDescriptorCountWhereItWas() throws {
         let (daemon, socket) = try startLooping(["--pace", "fast"])
         let first = try #require(connect(socket))
-        _ = first.read(for: 3) { $0.count >= 3 }
+        // hello, source_opened and a first event: serving, the source open (its descriptors in `before`).
+        _ = first.read(until: { $0.count >= 3 })
         let fds = "/proc/\(daemon.processIdentifier)/fd"
         let before = try FileManager.default.contentsOfDirectory(atPath: fds).count
         var connected = 0
@@ -197,10 +202,9 @@ struct DaemonRobustnessTests {
         }
         #expect(connected == 500)
         var after = 0
-        for _ in 0..<50 {
-            usleep(100_000)
+        try Wait.until(interval: 0.1) {
             after = try FileManager.default.contentsOfDirectory(atPath: fds).count
-            if after <= before { break }
+            return after <= before
         }
         #expect(after == before, "fds before \(before), after \(after)")
         #expect(stop(daemon) == 0)
@@ -213,9 +217,11 @@ struct DaemonRobustnessTests {
         sleeper.send(#"{"type":"subscribe","id":1,"events":["faceFound","smile","blink"],"coefficients":true}"#)
         let reader = try #require(RawClient(path: socket))
         #expect(reader.subscribeToEverything())
-        let lines = reader.read(for: 10)
+        // Ten seconds of frames from when they start (start-up took over 5 s on a busy machine).
+        var lines = reader.read(until: { $0.contains { $0.contains("\"coefficients\"") } })
+        lines += reader.read(for: 10)
         // The sleeper was never dropped by the server: what was queued for it is still there to read.
-        let backlog = sleeper.read(for: 2)
+        let backlog = sleeper.read(until: { $0.count > 10 })
         #expect(backlog.first?.contains("hello") == true && backlog.count > 10, "\(backlog.count) lines")
         let frames = lines.compactMap { line -> Int? in
             guard line.contains("\"coefficients\"") else { return nil }

@@ -18,11 +18,7 @@ struct DaemonTests {
     }
 
     func waitForSocket(_ path: String) throws {
-        for _ in 0..<100 {
-            if FileManager.default.fileExists(atPath: path) { return }
-            usleep(50_000)
-        }
-        Issue.record("winkd did not create \(path)")
+        if !Wait.forFile(path) { Issue.record("winkd did not create \(path)") }
     }
 
     @Test func deliversTheEventsOfARecordingAfterHelloAndExitsAtItsEnd() throws {
@@ -132,10 +128,11 @@ struct DaemonTests {
         #expect(FileManager.default.fileExists(atPath: socket))
         let (fourth, _) = try startDaemon(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
                                            "--pace", "fast"])
+        // The stale file is there until the new daemon replaces it.
         var r = try Binaries.run("winkctl", ["events", "--socket", socket, "--count", "1"])
-        for _ in 0..<40 where r.status != 0 {  // the stale file is there until the new daemon replaces it
-            usleep(100_000)
-            r = try Binaries.run("winkctl", ["events", "--socket", socket, "--count", "1"])
+        try Wait.until(interval: 0.1) {
+            if r.status != 0 { r = try Binaries.run("winkctl", ["events", "--socket", socket, "--count", "1"]) }
+            return r.status == 0
         }
         #expect(r.status == 0 && r.stdout.contains("faceFound"), "\(r.stdout) \(r.stderr)")
         fourth.terminate()

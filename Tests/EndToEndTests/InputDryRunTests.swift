@@ -20,7 +20,7 @@ struct InputDryRunTests {
         daemon.arguments = ["--source", Binaries.fixture("video/single_face_wink_left.mp4"), "--socket", socket]
         daemon.standardError = FileHandle.nullDevice
         try daemon.run()
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) { usleep(50_000) }
+        #expect(Wait.forFile(socket), "winkd did not create \(socket)")
         let r = try Binaries.run("winkctl", ["input", "--map", map.path, "--socket", socket, "--dry-run", "--once"])
         daemon.waitUntilExit()
         #expect(r.status == 0, "\(r.stderr)")

@@ -12,7 +12,7 @@ struct NewcomerFindingsTests {
         daemon.arguments = ["--source", Binaries.fixture("images/expressions/0-f1-su-ph.jpg"), "--socket", socket]
         daemon.standardError = FileHandle.nullDevice
         try daemon.run()
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) { usleep(50_000) }
+        #expect(Wait.forFile(socket), "winkd did not create \(socket)")
         let r = try Binaries.run("winkctl", ["events", "--socket", socket])
         daemon.waitUntilExit()
         #expect(r.stdout.contains("\"event\":\"faceFound\"") && r.stdout.contains("\"event\":\"mouthOpen\""), "\(r.stdout)")
