@@ -173,6 +173,13 @@ final class ScriptedCamera: V4L2Syscalls, @unchecked Sendable {
     }
 }
 
+/// How long the daemon tests wait for something they expect: they go on the moment it happens, so the
+/// deadline can be generous; a few fixed seconds were not enough on a busy 2-core machine. Waiting to see
+/// that nothing happens stays a short fixed sleep.
+enum Wait {
+    static let generous: Double = 60
+}
+
 /// Collects what the daemon publishes.
 final class Recorder: DaemonObserver, @unchecked Sendable {
     private let lock = NSLock()
@@ -189,8 +196,8 @@ final class Recorder: DaemonObserver, @unchecked Sendable {
         if event.isOccurrence { lock.withLock { eventNames.append(event.event) } }
     }
 
-    /// Waits up to `seconds` for `condition`.
-    func wait(_ seconds: Double = 5, until condition: () -> Bool) -> Bool {
+    /// Waits until `condition` holds, up to `seconds`; whether it held.
+    func wait(_ seconds: Double = Wait.generous, until condition: () -> Bool) -> Bool {
         let end = Date(timeIntervalSinceNow: seconds)
         while Date() < end {
             if condition() { return true }
@@ -248,7 +255,7 @@ enum DaemonHarness {
 
     static func stop(_ daemon: Daemon, _ done: DispatchSemaphore) -> Bool {
         daemon.requestStop()
-        return done.wait(timeout: .now() + 3) == .success
+        return done.wait(timeout: .now() + Wait.generous) == .success
     }
 }
 
@@ -362,7 +369,7 @@ struct DaemonFaultTests {
         environment.openCamera = { _, _, _ in stuck }
         let recorder = Recorder()
         let (daemon, done) = try DaemonHarness.start(camera, recorder, environment: environment)
-        #expect(stuck.entered.wait(timeout: .now() + 5) == .success)
+        #expect(stuck.entered.wait(timeout: .now() + Wait.generous) == .success)
         let start = Date()
         daemon.requestStop()
         #expect(done.wait(timeout: .now() + 2) == .success)

@@ -45,8 +45,9 @@ final class FakeNotifySocket {
         if let directory { try? FileManager.default.removeItem(atPath: directory) }
     }
 
-    /// The next datagram as text, or nil if none arrives within `timeout` seconds.
-    func receive(timeout: Double = 2) -> String? {
+    /// The next datagram as text, or nil if none arrives within `timeout` seconds (by default
+    /// `Wait.generous`, for one that is expected; a check that none comes gives a short timeout).
+    func receive(timeout: Double = Wait.generous) -> String? {
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         guard poll(&poller, 1, Int32(timeout * 1000)) == 1 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 4096)
