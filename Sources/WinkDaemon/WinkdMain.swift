@@ -18,13 +18,21 @@ public enum WinkdMain {
                 return .ok
             }
             let options = try DaemonOptions(&args)
-            // A parent may start us with signals blocked (the mask is inherited): unblock them, and handle
-            // SIGTERM/SIGINT from the first moment, also while the model loads.
-            var empty = sigset_t()
-            sigemptyset(&empty)
-            pthread_sigmask(SIG_SETMASK, &empty, nil)
+            // SIGTERM, SIGINT and SIGHUP are taken by dispatch sources, which libdispatch sets up later, on its
+            // manager thread (a signalfd and a handler of its own). Until then a signal set to SIG_IGN is
+            // discarded by the kernel, and that moment can come after the socket accepts clients: a SIGHUP or
+            // SIGTERM sent as soon as a client got in was lost in one start in five to one in three. A blocked
+            // signal is never discarded: it stays pending until the signalfd reads it. So block these three
+            // in this thread before any other exists (threads inherit the mask; libdispatch's own threads
+            // block every signal), and unblock the rest, which a parent may have left blocked.
+            let handled = [SIGTERM, SIGINT, SIGHUP]
+            for sig in handled { signal(sig, SIG_IGN) }
+            var mask = sigset_t()
+            sigemptyset(&mask)
+            for sig in handled { sigaddset(&mask, sig) }
+            pthread_sigmask(SIG_SETMASK, &mask, nil)
+            // SIGTERM/SIGINT: stop, also while the model loads.
             for sig in [SIGTERM, SIGINT] {
-                signal(sig, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
                 source.setEventHandler {
                     guard let daemon = current.withLock({ $0 }) else { exit(0) }
@@ -40,7 +48,6 @@ public enum WinkdMain {
                 signalSources.append(source)
             }
             // SIGHUP: reload the configuration file and overlay layout between two frames.
-            signal(SIGHUP, SIG_IGN)
             let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
             // A SIGHUP while the daemon is still starting (loading the model) is kept and carried out once
             // it runs: the file may have changed after start-up read it.
