@@ -16,6 +16,10 @@ public struct QualityGate: Sendable, Equatable, Codable {
     public var minimumBrightness: Float = 25
     /// Smallest fraction of the face inside the frame.
     public var minimumVisible: Float = 0.92
+    /// Seconds a present face may go unseen (a bad, dark or blank frame, a hand passing) before it counts
+    /// as lost. Meanwhile every row keeps its state (a held smile, and a key held for it, stays held);
+    /// `faceLost` then carries the first frame without the face. 0.1 s is three frames at 30 fps.
+    public var faceLostGrace: Double = 0.1
     public init() {}
 
     /// The gates open for `o`.
@@ -45,8 +49,14 @@ public final class ExpressionEngine {
     public private(set) var pose = HeadPose.frontal
     /// Raw measures of the last frame with a face.
     public private(set) var measures = FaceMeasures()
-    /// Whether a face is present.
+    /// Whether a face is present (it may be unseen for up to `QualityGate.faceLostGrace`).
     public private(set) var facePresent = false
+    /// Whether the last processed frame showed the face (and so gave fresh `coefficients`).
+    public private(set) var faceInFrame = false
+    /// The first frame of the current run without the face, while it is within the grace period.
+    private var unseenSince: FrameInfo?
+    /// The first of the skipped (dark or blank) frames since the face was last seen, if any.
+    private var hiddenSince: FrameInfo?
 
     public init(rows: [AnalyzerRow], model: CoefficientModel = CoefficientModel(), gate: QualityGate = QualityGate(),
                 calibration: Calibration = Calibration()) {
@@ -60,18 +70,24 @@ public final class ExpressionEngine {
     /// Advances by one frame.
     /// - Parameter instant: the frame is a still image (see `AnalyzerTable.step(instant:)`).
     /// - Returns: whether this frame had a face (and so fresh `coefficients`).
+    /// A frame without the face starts (or continues) the grace period; the face is lost once it has been
+    /// unseen for `QualityGate.faceLostGrace` seconds, or at once for a still image.
     @discardableResult
     public func process(frame: FrameInfo, face: FaceObservation?, instant: Bool = false) -> Bool {
         events.removeAll(keepingCapacity: true)
+        faceInFrame = face != nil
         guard let face else {
-            if facePresent {
-                table.reset(frame: frame, into: &events)
-                events.append(ExpressionEvent(event: EventName.faceLost, phase: nil, frame: frame.index,
-                                              time: rounded(frame.time, places: 3), tMonoNs: frame.monotonicNanoseconds))
-                facePresent = false
+            guard facePresent else { return false }
+            let since = unseenSince ?? hiddenSince ?? frame
+            unseenSince = since
+            // Time going backwards (a looped file) or a still ends the grace at once.
+            if instant || frame.time < since.time || frame.time - since.time >= gate.faceLostGrace - 1e-9 {
+                loseFace(at: since)
             }
             return false
         }
+        unseenSince = nil
+        hiddenSince = nil
         if !facePresent {
             facePresent = true
             events.append(ExpressionEvent(event: EventName.faceFound, phase: nil, frame: frame.index,
@@ -87,5 +103,42 @@ public final class ExpressionEngine {
         coefficients = model.coefficients(m, neutral: calibration.neutral)
         table.step(frame: frame, coefficients: coefficients, gates: gates, instant: instant, into: &events)
         return true
+    }
+
+    /// `frame` could not show a face (dark or blank) and was skipped: nothing changes and no event is
+    /// decided (darkness is not "no face"), but if the input ends before the face is seen again it is lost
+    /// from this frame on (`endOfInput`).
+    public func skip(frame: FrameInfo) {
+        events.removeAll(keepingCapacity: true)
+        faceInFrame = false
+        if facePresent && hiddenSince == nil && unseenSince == nil { hiddenSince = frame }
+    }
+
+    /// The input ended: a face not seen since some frame (unseen within the grace period, or behind dark or
+    /// blank frames, as in a recording that ends on black) is lost now, dated at that frame; a face still in
+    /// view stays. `events` holds what this decided.
+    public func endOfInput() {
+        events.removeAll(keepingCapacity: true)
+        faceInFrame = false
+        if facePresent, let since = unseenSince ?? hiddenSince { loseFace(at: since) }
+    }
+
+    /// Ends a present face now, without waiting out the grace period (the source ended or failed, the
+    /// configuration changed): held rows end and `faceLost` is appended to `events` (cleared first),
+    /// dated at the first frame without the face if it was already unseen, else at `frame`.
+    public func endFace(frame: FrameInfo) {
+        events.removeAll(keepingCapacity: true)
+        faceInFrame = false
+        guard facePresent else { return }
+        loseFace(at: unseenSince ?? hiddenSince ?? frame)
+    }
+
+    private func loseFace(at frame: FrameInfo) {
+        table.reset(frame: frame, into: &events)
+        events.append(ExpressionEvent(event: EventName.faceLost, phase: nil, frame: frame.index,
+                                      time: rounded(frame.time, places: 3), tMonoNs: frame.monotonicNanoseconds))
+        facePresent = false
+        unseenSince = nil
+        hiddenSince = nil
     }
 }

@@ -81,8 +81,11 @@ public struct DaemonOptions: Sendable {
 ///   descriptor released, and streaming resumes when the same name (its `/dev/v4l/by-id` link) is back,
 /// - `camera_stalled`: no frame for `stallSeconds`; the camera is closed and opened again,
 /// - `camera_corrupt_frames`: corrupt (MJPEG) frames were dropped (at most every `corruptReportInterval` s),
-/// - `camera_dark` / `camera_light`: mean brightness stayed below `darkThreshold` for `darkSeconds`, and
-///   came back; dark frames are not tracked, so darkness is not "no face" (no `faceLost` storm),
+/// - `camera_dark` / `camera_light`: mean brightness stayed below `FrameUsability.darkThreshold` for
+///   `darkSeconds`, and came back; dark frames are not tracked, so darkness is not "no face" (no
+///   `faceLost` storm),
+/// - `capture_blank` (ended by `camera_light` too): every frame one flat colour for `darkSeconds` (a
+///   camera or driver delivering no picture); such frames are not tracked either,
 /// - `source_opened`, `source_closed`, `source_failed`: as before.
 ///
 /// SIGHUP (`requestReload`) reloads the configuration file and the overlay layout between two frames
@@ -581,42 +584,31 @@ public final class Daemon: @unchecked Sendable {
         return .sessionOver
     }
 
-    /// One camera frame on the processing thread: dark frames are counted, not tracked.
+    /// One camera frame on the processing thread. Dark and blank frames are not tracked (the pipeline
+    /// skips them); darkness or a constant picture lasting `darkSeconds` is told once (`camera_dark`,
+    /// `capture_blank`), and its end once (`camera_light`).
     private func processLive(_ buffer: PixelBuffer, info: FrameInfo) throws {
-        if Self.meanBrightness(buffer) < environment.darkThreshold {
-            let since = darkSince ?? info.monotonicNanoseconds
-            darkSince = since
-            if !darkReported && info.monotonicNanoseconds >= since
-                && Double(info.monotonicNanoseconds - since) / 1e9 >= environment.darkSeconds
-            {
-                darkReported = true
-                publish(StatusLine(state: "camera_dark", source: nil,
-                                   message: "the picture has been nearly black for \(formatSeconds(environment.darkSeconds)); is the lens covered?"))
-            }
+        try process(buffer, info: info)
+        let usability = pipeline.lastUsability
+        guard usability != .usable else {
+            if darkReported { publish(StatusLine(state: "camera_light", source: nil, message: nil)) }
+            darkSince = nil
+            darkReported = false
             return
         }
-        if darkReported { publish(StatusLine(state: "camera_light", source: nil, message: nil)) }
-        darkSince = nil
-        darkReported = false
-        try process(buffer, info: info)
-    }
-
-    /// Mean luma (0...255) over every 4th pixel of every 4th row.
-    static func meanBrightness(_ buffer: PixelBuffer) -> Double {
-        guard buffer.width > 0, buffer.height > 0 else { return 0 }
-        var sum = 0, count = 0
-        var y = 0
-        while y < buffer.height {
-            let row = buffer.gray + y * buffer.width
-            var x = 0
-            while x < buffer.width {
-                sum += Int(row[x])
-                count += 1
-                x += 4
-            }
-            y += 4
+        let since = darkSince ?? info.monotonicNanoseconds
+        darkSince = since
+        if !darkReported && info.monotonicNanoseconds >= since
+            && Double(info.monotonicNanoseconds - since) / 1e9 >= environment.darkSeconds
+        {
+            darkReported = true
+            let seconds = formatSeconds(environment.darkSeconds)
+            publish(usability == .dark
+                ? StatusLine(state: "camera_dark", source: nil,
+                             message: "the picture has been nearly black for \(seconds); is the lens covered?")
+                : StatusLine(state: "capture_blank", source: nil,
+                             message: "every frame has been one flat colour for \(seconds); the camera or its driver delivers no picture"))
         }
-        return Double(sum) / Double(count)
     }
 
     // MARK: Per frame (processing thread)
@@ -672,7 +664,7 @@ public final class Daemon: @unchecked Sendable {
         guard pipeline.engine.facePresent else { return }
         var info = lastInfo
         info.monotonicNanoseconds = environment.clock.nanoseconds()
-        pipeline.engine.process(frame: info, face: nil)
+        pipeline.engine.endFace(frame: info)
         publishEvents()
     }
 

@@ -69,8 +69,7 @@ public struct DaemonEnvironment: @unchecked Sendable {
     public var stallSeconds = 2.0
     /// Longest single wait for a frame, in seconds: how quickly the capture thread notices a stop.
     public var readSlice = 0.25
-    /// Mean luma (0...255) below which a frame is dark, and seconds of darkness before `camera_dark`.
-    public var darkThreshold = 12.0
+    /// Seconds of dark or blank frames (`FrameUsability`) before `camera_dark` or `capture_blank`.
     public var darkSeconds = 1.0
     /// Least seconds between two `camera_corrupt_frames` status lines.
     public var corruptReportInterval = 10.0

@@ -27,20 +27,37 @@ public final class FramePipeline {
                                   gate: configuration.quality, calibration: calibration)
     }
 
-    /// Processes one frame.
+    /// Whether the last frame given to `process` could show a face.
+    public private(set) var lastUsability = FrameUsability.usable
+
+    /// Processes one frame. A dark or blank frame (`FrameUsability`) is skipped: not tracked, and nothing
+    /// changes (no event, no coefficients; a present face stays present), as a camera's dark frames are:
+    /// a recording with black frames between good ones, or one grey frame, does not lose the face.
     /// - Returns: the tracked face, if any. Events are in `engine.events`.
     /// - Throws: `FaceTrackingError.internal` if dlib fails.
     /// - Parameter still: the frame is a still image, judged as one instant.
     @discardableResult
     public func process(_ buffer: PixelBuffer, info: FrameInfo, still: Bool = false) throws -> FaceObservation? {
+        lastUsability = FrameUsability(buffer)
+        guard lastUsability == .usable else {
+            engine.skip(frame: info)
+            return nil
+        }
         let face = try tracker.process(buffer)
         engine.process(frame: info, face: face, instant: still)
         return face
     }
 
+    /// Ends the input: a face that was already unseen (within its grace period) is lost now, dated at its
+    /// first frame without it; a face still in view stays (the recording just ended). Events are in
+    /// `engine.events`.
+    public func finish() {
+        engine.endOfInput()
+    }
+
     /// The coefficient line for the last frame with a face (values rounded to 3 decimals), or `nil`.
     public func coefficientsLine(info: FrameInfo) -> CoefficientsLine? {
-        guard engine.facePresent else { return nil }
+        guard engine.faceInFrame else { return nil }
         // The same keys every frame: overwritten in place (no allocation once the last line is released).
         var values = lineValues
         lineValues = [:]
@@ -55,17 +72,67 @@ public final class FramePipeline {
     }
 }
 
+/// Whether a frame can show a face at all: a nearly black frame (a covered lens, a fade) or a nearly
+/// uniform one (a grey or green frame from a broken decoder or capture chain) cannot, and is not tracked.
+public enum FrameUsability: Sendable, Equatable {
+    case usable
+    /// Mean luma below `darkThreshold`.
+    case dark
+    /// Luma standard deviation below `blankDeviation` (every pixel about the same grey).
+    case blank
+
+    /// Mean luma (0...255) below which a frame is dark.
+    public static let darkThreshold = 12.0
+    /// Standard deviation of luma below which a frame is blank: a real scene, even a dim and flat one,
+    /// varies by far more; sensor noise alone gives about 1-2.
+    public static let blankDeviation = 3.0
+
+    /// Classifies `buffer` from every 4th pixel of every 4th row.
+    public init(_ buffer: PixelBuffer) {
+        let (mean, deviation) = Self.statistics(buffer)
+        self = mean < Self.darkThreshold ? .dark : deviation < Self.blankDeviation ? .blank : .usable
+    }
+
+    /// Mean and standard deviation of luma (0...255) over every 4th pixel of every 4th row; (0, 0) for an
+    /// empty buffer.
+    public static func statistics(_ buffer: PixelBuffer) -> (mean: Double, deviation: Double) {
+        guard buffer.width > 0, buffer.height > 0 else { return (0, 0) }
+        var sum = 0, squares = 0, count = 0
+        var y = 0
+        while y < buffer.height {
+            let row = buffer.gray + y * buffer.width
+            var x = 0
+            while x < buffer.width {
+                let v = Int(row[x])
+                sum += v
+                squares += v * v
+                count += 1
+                x += 4
+            }
+            y += 4
+        }
+        let mean = Double(sum) / Double(count)
+        return (mean, max(0, Double(squares) / Double(count) - mean * mean).squareRoot())
+    }
+}
+
 extension FramePipeline {
     /// Runs the pipeline over a whole source as fast as possible (no pacing), calling `body` after each
-    /// frame with the frame's info, the tracked face and the pipeline (events in `engine.events`).
+    /// frame with the frame's info, the tracked face and the pipeline (events in `engine.events`); at the
+    /// end, `finish()`, and `body` once more with the last frame's info and no face if that decided events
+    /// (a face that had just gone).
     /// - Throws: the source's `CaptureError`, `FaceTrackingError`, or what `body` throws.
     public func run(_ source: FrameSource, buffer: PixelBuffer = PixelBuffer(),
                     _ body: (FrameInfo, FaceObservation?) throws -> Void) throws {
         let still = source.nominalFrameRate == nil && !source.isLive && source is StillImageSource
+        var last: FrameInfo?
         while let info = try source.read(into: buffer) {
             let face = try process(buffer, info: info, still: still)
             try body(info, face)
+            last = info
         }
+        finish()
+        if let last, !engine.events.isEmpty { try body(last, nil) }
     }
 
     /// Every event the pipeline emits on `source`.

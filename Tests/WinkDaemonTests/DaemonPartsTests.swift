@@ -198,12 +198,17 @@ struct DaemonPartsTests {
         #expect(c.overlayLayoutPath == dir.appendingPathComponent("glasses.json").path)
     }
 
-    @Test func meanBrightnessSamplesTheGreyPlane() {
+    @Test func framesAreClassifiedDarkBlankOrUsableFromTheGreyPlane() {
         let b = PixelBuffer()
         b.resize(width: 16, height: 16)
         b.gray.update(repeating: 40, count: 256)
-        #expect(Daemon.meanBrightness(b) == 40)
+        #expect(FrameUsability.statistics(b).mean == 40 && FrameUsability.statistics(b).deviation == 0)
+        #expect(FrameUsability(b) == .blank, "one flat grey")
         b.gray.update(repeating: 0, count: 256)
-        #expect(Daemon.meanBrightness(b) == 0)
+        #expect(FrameUsability(b) == .dark)
+        for i in 0..<256 { b.gray[i] = UInt8((i % 16) * 12) }  // a ramp: a picture
+        #expect(FrameUsability(b) == .usable)
+        for i in 0..<256 { b.gray[i] = UInt8(120 + (i * 7919) % 3) }  // flat with sensor noise
+        #expect(FrameUsability(b) == .blank)
     }
 }

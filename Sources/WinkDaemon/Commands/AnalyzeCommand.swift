@@ -42,7 +42,7 @@ enum AnalyzeCommand {
         let plot = plotPath.map { _ in AnalyzePlotRecorder(rows: pipeline.engine.table.rows) }
         let buffer = PixelBuffer()
         try pipeline.run(source, buffer: buffer) { info, face in
-            plot?.add(time: info.time, coefficients: pipeline.engine.facePresent ? pipeline.engine.coefficients : nil,
+            plot?.add(time: info.time, coefficients: pipeline.engine.faceInFrame ? pipeline.engine.coefficients : nil,
                       events: pipeline.engine.events)
             if withCoefficients, let line = pipeline.coefficientsLine(info: info) { try out.write(try encoder.line(line)) }
             if withMeasures, let face { try out.write(try encoder.line(measuresLine(info, face, pipeline))) }
