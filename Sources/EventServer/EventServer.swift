@@ -82,6 +82,10 @@ public final class EventServer: @unchecked Sendable {
         var known: Set<String>
         var hello: [UInt8]
         init(_ names: [String]) throws {
+            // A hello over the line limit would be cut off by clients (SPEC.md: at most 8 KiB a line).
+            if let problem = EventNameRules.helloProblem(names) {
+                throw EventServerError(.tooManyEvents, subject: "event names", reason: problem)
+            }
             self.names = names
             known = Set(names)
             hello = Array(try LineEncoder().line(HelloLine(events: names)))
@@ -116,8 +120,9 @@ public final class EventServer: @unchecked Sendable {
     /// bind time via the umask (process-wide: bind before other threads create files).
     /// - Parameters:
     ///   - eventNames: the analyzer table's event names, for `hello` and to check `subscribe`.
-    /// - Throws: `EventServerError` `.pathTooLong` (more than 107 bytes), `.inUse`, `.notASocket`, or
-    ///   `.system(errno:)` when a directory cannot be created or bind(2) fails.
+    /// - Throws: `EventServerError` `.pathTooLong` (more than 107 bytes), `.inUse`, `.notASocket`,
+    ///   `.tooManyEvents` (a `hello` over 8 KiB), or `.system(errno:)` when a directory cannot be created
+    ///   or bind(2) fails.
     public convenience init(path: String, eventNames: [String], options: Options = Options(),
                             log: LogHandler? = nil) throws {
         let (fd, identity) = try Self.bindListening(path: path, options: options)
@@ -653,7 +658,7 @@ extension EventServer {
     /// their `subscribe` requests (the daemon calls it after a SIGHUP reload changed the analyzer table).
     /// Connected clients keep their subscriptions; a name no longer announced simply has no more events.
     /// Thread-safe.
-    /// - Throws: an encoding error if a name cannot be written as JSON (it cannot: names are strings).
+    /// - Throws: `EventServerError` `.tooManyEvents` when the `hello` line would be over 8 KiB.
     public func announce(eventNames: [String]) throws {
         let fresh = try Announcement(eventNames)
         lock.withLock { announced = fresh }

@@ -19,12 +19,14 @@ public enum EventServerErrorCode: ExitCodeKind {
     case protocolViolation
     /// The daemon refused a request, e.g. a subscribe naming an unknown event (client side). Exit 64.
     case rejected
+    /// The event names cannot be announced: their `hello` line would be over 8 KiB (`EventNameRules`). Exit 78.
+    case tooManyEvents
 
     public var exitCode: ExitCode {
         switch self {
         case .pathTooLong, .rejected: .usage
         case .inUse, .system, .noDaemon: .unavailable
-        case .notASocket: .configuration
+        case .notASocket, .tooManyEvents: .configuration
         case .protocolViolation: .dataError
         }
     }

@@ -1,4 +1,5 @@
 import Capture
+import EventServer
 import Expressions
 import FaceTracking
 import Foundation
@@ -162,6 +163,16 @@ public struct Configuration: Sendable {
         for row in rows { problems += row.validate().map { "analyzers: \($0)" } }
         for row in rows where [EventName.faceFound, EventName.faceLost].contains(row.event) {
             problems.append("analyzers: row '\(row.event)': event: the name is the tracker's own event; choose another")
+        }
+        // Names must survive `--events a,b`, input-map chords and sequences, and the 8 KiB hello line.
+        for row in rows where !row.event.isEmpty {
+            if let problem = EventNameRules.problem(with: row.event) {
+                let shown = row.event.count > 64 ? row.event.prefix(64) + "..." : row.event
+                problems.append("analyzers: row '\(shown)': event: \(problem)")
+            }
+        }
+        if let problem = EventNameRules.helloProblem([EventName.faceFound, EventName.faceLost] + rows.map(\.event)) {
+            problems.append("analyzers: \(problem)")
         }
         for (key, value) in [("maximumYaw", c.quality.maximumYaw), ("maximumPitch", c.quality.maximumPitch),
                              ("minimumInterocular", c.quality.minimumInterocular),

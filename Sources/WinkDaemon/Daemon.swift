@@ -722,9 +722,33 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             let reason = ((error as? ExitCodeError)?.description ?? "\(error)").replacingOccurrences(of: "\n", with: "; ")
             log(.warning, "reload failed, keeping the old configuration: \(reason)")
-            publish(StatusLine(state: "reload_failed", source: path, message: reason))
+            publish(StatusLine(state: "reload_failed", source: path, message: Self.shortened(reason)))
             return false
         }
+    }
+}
+
+extension Daemon {
+    /// `reason` cut to at most `limit` UTF-8 bytes at a "; " between problems (or a character), with the
+    /// number left out: a status line over 8 KiB would not be sent at all (a file with hundreds of bad
+    /// rows). The log keeps the whole text.
+    static func shortened(_ reason: String, limit: Int = 2048) -> String {
+        guard reason.utf8.count > limit else { return reason }
+        let problems = reason.components(separatedBy: "; ")
+        var kept: [String] = []
+        var size = 0
+        for problem in problems {
+            let cost = problem.utf8.count + (kept.isEmpty ? 0 : 2)
+            if size + cost > limit { break }
+            kept.append(problem)
+            size += cost
+        }
+        if kept.isEmpty {
+            var cut = ""
+            for character in reason where cut.utf8.count + character.utf8.count <= limit { cut.append(character) }
+            return cut + "... (cut; the log has it whole)"
+        }
+        return kept.joined(separator: "; ") + "; ... and \(problems.count - kept.count) more (the log has them all)"
     }
 }
 
