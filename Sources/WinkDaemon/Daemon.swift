@@ -126,11 +126,13 @@ public final class Daemon: @unchecked Sendable {
     ///   - predictor: an already loaded model (tests); nil loads `options.modelPath`.
     ///   - environment: cameras, output device and fault timings (`.system` in production).
     ///   - observer: hooks for sd_notify (see `DaemonObserver`).
+    ///   - serverListening: called with the event server as soon as its socket listens, before the model
+    ///     loads (winkd's SIGTERM handler stops it from there while the daemon does not exist yet).
     /// - Throws: `FaceTrackingError` (78) for the model, `CaptureError` (65/66) for an unreadable file
     ///   source, `Configuration.Invalid` (78) for an overlay layout that does not load,
     ///   `EventServerError` for the socket.
     public init(options: DaemonOptions, predictor: ShapePredictor? = nil, environment: DaemonEnvironment = .system,
-                observer: DaemonObserver? = nil,
+                observer: DaemonObserver? = nil, serverListening: ((EventServer) -> Void)? = nil,
                 log: @escaping @Sendable (EventServer.LogLevel, String) -> Void) throws {
         self.options = options
         self.log = log
@@ -158,6 +160,7 @@ public final class Daemon: @unchecked Sendable {
             server = try EventServer(path: options.socketPath, eventNames: names, options: serverOptions, log: serverLog)
         }
         self.server = server
+        serverListening?(server)
         // Greet clients at once (hello, subscribe) while the model loads; frames wait for `run`.
         server.start()
         do {

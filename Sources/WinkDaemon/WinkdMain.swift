@@ -35,7 +35,17 @@ public enum WinkdMain {
             for sig in [SIGTERM, SIGINT] {
                 let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
                 source.setEventHandler {
-                    guard let daemon = current.withLock({ $0 }) else { exit(0) }
+                    // While the model loads there is no daemon yet, but the socket may already serve
+                    // clients: they get bye and the socket file goes. Before the socket exists, the stop is
+                    // noted and carried out the moment it does (`serverListening`).
+                    let (daemon, server) = current.withLock { daemon -> (Daemon?, EventServer?) in
+                        if daemon == nil { starting.stopRequested = true }
+                        return (daemon, starting.server)
+                    }
+                    guard let daemon else {
+                        guard let server else { return }
+                        stopWhileStarting(server, observer: observer)
+                    }
                     observer?.daemonIsStopping()
                     daemon.requestStop()
                     // A source blocked in a read must not delay the exit: give the loop 1.5 s, then leave.
@@ -60,17 +70,36 @@ public enum WinkdMain {
             }
             hangup.resume()
             signalSources.append(hangup)
-            let daemon = try Daemon(options: options, observer: observer) { level, message in
+            let daemon = try Daemon(options: options, observer: observer, serverListening: { server in
+                let stop = current.withLock { _ -> Bool in
+                    starting.server = server
+                    return starting.stopRequested
+                }
+                if stop { stopWhileStarting(server, observer: observer) }
+            }) { level, message in
                 FileHandle.standardError.write(Data("<\(level.rawValue)>winkd: \(message)\n".utf8))
             }
-            current.withLock { $0 = daemon }
+            current.withLock {
+                $0 = daemon
+                starting.server = nil
+            }
             if reloadWhileStarting.withLock({ $0 }) { daemon.requestReload() }
             return daemon.run()
         }
     }
 
+    /// A SIGTERM or SIGINT before the daemon exists (the model loading): clients that connected meanwhile
+    /// get `{"type":"bye","reason":"shutdown"}`, the socket file is removed, and winkd exits 0.
+    private static func stopWhileStarting(_ server: EventServer, observer: DaemonObserver?) -> Never {
+        observer?.daemonIsStopping()
+        server.stop(reason: "shutdown")
+        exit(0)
+    }
+
     nonisolated(unsafe) static var signalSources: [DispatchSourceSignal] = []
     static let current = Mutex<Daemon?>(nil)
+    /// The socket while the daemon starts, and whether a stop came meanwhile; guarded with `current`'s lock.
+    nonisolated(unsafe) static var starting: (server: EventServer?, stopRequested: Bool) = (nil, false)
     /// A SIGHUP came before `current` was set (guarded with `current`'s lock held, so none is lost).
     static let reloadWhileStarting = Mutex(false)
 }
