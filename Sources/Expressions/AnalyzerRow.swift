@@ -15,7 +15,9 @@ import WinkCore
 ///
 /// A drop below `exit` must last `releaseDelay` seconds to count (a debounce against single noisy frames).
 /// `cooldown` seconds after an end, the row cannot start again. While a row named in `suppressedBy` is
-/// pending or active, this row cannot start and a pending start is cancelled (a blink is not also a wink).
+/// pending or active, and for this row's `cooldown` after it ended, this row cannot start and a pending
+/// start is cancelled (a blink is not also a wink, nor is the moment when its eyes reopen one after the
+/// other).
 /// `gate` names the face-quality gate the row needs (eyes, mouth or none).
 public struct AnalyzerRow: Sendable, Equatable {
     public enum Kind: String, Sendable, Codable { case held, oneShot }

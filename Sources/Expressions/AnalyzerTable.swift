@@ -22,6 +22,8 @@ public final class AnalyzerTable {
         var phase: Phase = .idle
         var onsetTime: Double = 0
         var cooldownUntil: Double = -.infinity
+        /// When the row last left pending or active (an expression ended, occurred or was cancelled).
+        var settledAt: Double = -.infinity
         var overlong = false
         /// When the value first dropped below `exit` in the current run (nil while it is up).
         var releaseTime: Double?
@@ -69,8 +71,10 @@ public final class AnalyzerTable {
             let v = row.value.evaluate(coefficients)
             var s = states[i]
             let allowed = gates.allows(row.gate)
+            // A suppressing row under way, or settled less than this row's cooldown ago: a wink cannot be
+            // the tail of a blink whose eyes reopen one after the other.
             let suppressed = suppressors[i].contains { j in
-                states[j].phase == .pending || states[j].phase == .active
+                states[j].phase == .pending || states[j].phase == .active || t - states[j].settledAt < row.cooldown
             }
             func emit(_ phase: EventPhase, duration: Double? = nil) {
                 events.append(ExpressionEvent(
@@ -126,15 +130,19 @@ public final class AnalyzerTable {
             case .latched:
                 if v < row.exit { s.phase = .idle }
             }
-            if s.phase == .idle || s.phase == .latched { s.releaseTime = nil }
+            if s.phase == .idle || s.phase == .latched {
+                s.releaseTime = nil
+                if states[i].phase == .pending || states[i].phase == .active { s.settledAt = t }
+            }
             states[i] = s
         }
     }
 
-    /// Whether any row is pending or active after the last `step`: an expression is under way (the
-    /// calibration then learns the neutral more slowly).
+    /// Whether any row is active after the last `step`: an expression is under way (the calibration then
+    /// learns the neutral more slowly). Pending rows do not count: a blink on its way is too short to
+    /// matter, and a start that is then cancelled was no expression.
     public var isExpressing: Bool {
-        states.contains { $0.phase == .pending || $0.phase == .active }
+        states.contains { $0.phase == .active }
     }
 
     /// Tracks the release debounce: returns the time the value first went below `exit` once it has stayed

@@ -106,12 +106,29 @@ struct AnalyzerTableTests {
         // Reopened at frame 4: a blink has no release delay, so it is decided on that first open frame.
         #expect(s.summary == ["blink:occurred@4"])
         #expect(s.events.first?.duration == 0.1)
-        // A real wink: left closed, right open for 0.4 s; it begins once held 0.25 s (frame 7 + 0.25 s =
-        // frame 14.5, so frame 15) and ends where the eye reopened (frame 19), decided 0.06 s later.
+        // A real wink, once the wink's 0.5 s cooldown after the blink (decided at frame 4) has passed: left
+        // closed, right open for 0.4 s from frame 22; it begins once held 0.25 s (frame 22 + 7.5 frames, so
+        // frame 30) and ends where the eye reopened (frame 34), decided 0.06 s later.
         s.events.removeAll()
+        s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)], times: 15)
         s.feed([(.eyeBlinkLeft, 0.9), (.eyeBlinkRight, 0.05)], times: 12)
         s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)], times: 3)
-        #expect(s.summary == ["winkLeft:began@15", "winkLeft:ended@21"])
+        #expect(s.summary == ["winkLeft:began@30", "winkLeft:ended@36"])
+    }
+
+    /// Found on a recording of a man in glasses (liveportrait_d9, and a re-encoded copy): after a long
+    /// blink his left eye reopened 0.3 s before the right, which read as a right wink. A wink cannot start
+    /// within its cooldown (0.5 s) of a blink or eyesClosed ending; a real wink after that still counts.
+    @Test func eyesReopeningOneAfterTheOtherAreNotAWink() {
+        var s = Script(AnalyzerRow.defaultTable)
+        s.feed([(.eyeBlinkLeft, 0.95), (.eyeBlinkRight, 0.95)], times: 9)  // a 0.3 s blink
+        s.feed([(.eyeBlinkLeft, 0.05), (.eyeBlinkRight, 0.9)], times: 12)  // the right eye reopens 0.4 s later
+        s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)], times: 10)
+        #expect(s.summary == ["blink:occurred@9"], "\(s.summary)")
+        s.events.removeAll()
+        s.feed([(.eyeBlinkLeft, 0.05), (.eyeBlinkRight, 0.9)], times: 12)  // 0.6 s after: a real right wink
+        s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)], times: 3)
+        #expect(s.summary.first == "winkRight:began@39", "\(s.summary)")
     }
 
     @Test func closedGateEndsActiveRowsAndBlocksNewOnes() {
