@@ -110,6 +110,8 @@ public final class Daemon: @unchecked Sendable {
     private var lastInfo = FrameInfo(index: 0, time: 0, monotonicNanoseconds: 0)
     private var darkSince: UInt64?
     private var darkReported = false
+    /// Opens a recording to play (`openMediaFile`); tests put a scripted source here before `run`.
+    var openRecording: (String) throws -> FrameSource = { try openMediaFile(path: $0) }
 
     // Shared, under `wake`.
     private let wake = NSCondition()
@@ -275,7 +277,7 @@ public final class Daemon: @unchecked Sendable {
                 continue
             }
             do {
-                let source = try openMediaFile(path: options.source!)
+                let source = try openRecording(options.source!)
                 backoff = environment.backoffInitial
                 publish(StatusLine(state: "source_opened", source: source.name))
                 let ended = try stream(source)
@@ -355,7 +357,7 @@ public final class Daemon: @unchecked Sendable {
         let buffer = PixelBuffer(wantsColor: renderer != nil)
         let clock = environment.clock
         let paced = options.pace == .realtime
-        var start = clock.nanoseconds()
+        var pacer = RecordingPacer()
         var indexOffset = 0, timeOffset = 0.0, last: FrameInfo?
         var idleSince: UInt64?
         while !shouldStop {
@@ -366,7 +368,7 @@ public final class Daemon: @unchecked Sendable {
             guard var info = try source.read(into: buffer) else {
                 guard options.loop, let l = last else { return true }
                 source.close()
-                source = try openMediaFile(path: source.name)
+                source = try openRecording(source.name)
                 indexOffset = l.index + 1
                 timeOffset = l.time + 1 / (source.nominalFrameRate ?? 30)
                 pipeline.tracker.reset()
@@ -375,11 +377,19 @@ public final class Daemon: @unchecked Sendable {
             info.index += indexOffset
             info.time += timeOffset
             if paced {
-                if last == nil { start = clock.nanoseconds() }
-                let target = start + UInt64(max(0, info.time) * 1e9)
+                // Released at its own timestamp; a gap in the recording is waited out for at most a second
+                // and the schedule goes on from there (see `RecordingPacer`).
                 let now = clock.nanoseconds()
-                if target > now { usleep(UInt32(min(Double(target - now) / 1e3, 1e6))) }
-                info.monotonicNanoseconds = max(target, now)
+                let due = pacer.due(time: info.time, now: now)
+                var remaining = due > now ? due - now : 0
+                while remaining > 0 && !shouldStop {
+                    usleep(UInt32(min(remaining, 100_000_000) / 1000))
+                    observer?.daemonIsAlive()
+                    let later = clock.nanoseconds()
+                    remaining = due > later ? due - later : 0
+                }
+                // The release time, never later than the moment the frame's lines are written.
+                info.monotonicNanoseconds = min(max(due, now), clock.nanoseconds())
             }
             last = info
             // A still image is one instant, judged as `winkctl analyze` judges it.
@@ -728,6 +738,46 @@ public final class Daemon: @unchecked Sendable {
             publish(StatusLine(state: "reload_failed", source: path, message: Self.shortened(reason)))
             return false
         }
+    }
+}
+
+/// When a recording's frames are released under `--pace realtime`: at their own presentation times, like
+/// a camera, on `CLOCK_MONOTONIC`.
+///
+/// The schedule is anchored at the first frame. A jump in presentation time between two frames larger than
+/// `maximumPause` (a recording with a gap, a timestamp reset, time going backwards) is waited out for at
+/// most `maximumPause`, and the schedule is anchored again at that frame; so is a frame released more than
+/// `maximumPause` late (a stalled machine): the frames after it keep their own spacing instead of coming a
+/// second apart, or in a burst. A value type with no I/O.
+struct RecordingPacer {
+    /// The longest pause between two frames, and the most a release may lag, in nanoseconds (1 s).
+    static let maximumPause: UInt64 = 1_000_000_000
+
+    /// The frame at `time` (s) is due at `nanoseconds`; nil before the first frame.
+    private var anchor: (time: Double, nanoseconds: UInt64)?
+    private var previous: (time: Double, due: UInt64) = (0, 0)
+
+    /// When the frame with presentation time `time` (seconds) is due, given the clock reads `now`.
+    mutating func due(time: Double, now: UInt64) -> UInt64 {
+        var due: UInt64
+        if let anchor {
+            let step = time - previous.time
+            if !(step >= 0) || step * 1e9 > Double(Self.maximumPause) {
+                due = previous.due + (step > 0 ? Self.maximumPause : 0)
+                self.anchor = (time, due)
+            } else {
+                due = anchor.nanoseconds + UInt64(((time - anchor.time) * 1e9).rounded())
+            }
+            if now > due && now - due > Self.maximumPause {
+                due = now
+                self.anchor = (time, due)
+            }
+        } else {
+            due = now
+            anchor = (time, now)
+        }
+        previous = (time, due)
+        return due
     }
 }
 
