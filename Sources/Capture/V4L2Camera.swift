@@ -101,7 +101,7 @@ public final class V4L2Camera: FrameSource {
             if error.errno == ENOTTY {
                 throw CaptureError(.unsupported, subject: path, reason: "not a V4L2 device")
             }
-            throw Self.error(error, path: path, during: "open")
+            throw Self.error(error, path: path, during: "open", access: syscalls.deviceAccess)
         }
         do {
             capability = try retryingOnInterrupt { () throws(SyscallError) in try syscalls.queryCapability(fd) }
@@ -122,7 +122,7 @@ public final class V4L2Camera: FrameSource {
             if error.errno == ENOTTY || error.errno == EINVAL {
                 throw CaptureError(.unsupported, subject: path, reason: "not a V4L2 device")
             }
-            throw Self.error(error, path: path, during: "VIDIOC_QUERYCAP/VIDIOC_ENUM_FMT")
+            throw Self.error(error, path: path, during: "VIDIOC_QUERYCAP/VIDIOC_ENUM_FMT", access: syscalls.deviceAccess)
         }
         let native = offers.filter { !$0.format.isEmulated }
         guard !native.isEmpty else {
@@ -199,7 +199,7 @@ public final class V4L2Camera: FrameSource {
         } catch where error.errno == EINVAL || error.errno == ENOTTY {
             return nil
         } catch {
-            throw Self.error(error, path: name, during: "VIDIOC_S_PARM")
+            throw Self.error(error, path: name, during: "VIDIOC_S_PARM", access: syscalls.deviceAccess)
         }
     }
 
@@ -236,7 +236,7 @@ public final class V4L2Camera: FrameSource {
         do {
             return try retryingOnInterrupt(body)
         } catch {
-            let failure = Self.error(error, path: name, during: what)
+            let failure = Self.error(error, path: name, during: what, access: syscalls.deviceAccess)
             if failure.code == .disconnected {
                 terminalError = failure
                 release()
@@ -350,11 +350,15 @@ public final class V4L2Camera: FrameSource {
 
     /// The `CaptureError` for a failed call on `path`: `ENOENT` -> `.missing`, `EACCES`/`EPERM` ->
     /// `.unreadable`, `EBUSY` -> `.busy`, `ENODEV`/`ENXIO`/`EIO` -> `.disconnected`, others -> `.system`.
-    static func error(_ error: SyscallError, path: String, during operation: String) -> CaptureError {
+    /// - Parameter access: what explains a permission error (`DeviceAccess.explanation`): the process's
+    ///   uid and groups, the device's owner, group and mode, systemd's device filter; read only then.
+    static func error(_ error: SyscallError, path: String, during operation: String,
+                      access: ((String) -> DeviceAccess)? = nil) -> CaptureError {
         switch error.errno {
         case ENOENT: CaptureError(.missing, subject: path, reason: "no such device")
         case EACCES, EPERM:
-            CaptureError(.unreadable, subject: path, reason: "permission denied (is the user in the 'video' group?)")
+            CaptureError(.unreadable, subject: path,
+                         reason: (access ?? { DeviceAccess.current(path: $0) })(path).explanation())
         case EBUSY: CaptureError(.busy, subject: path, reason: "camera is in use by another program (\(operation))")
         case ENODEV, ENXIO, EIO: CaptureError(.disconnected, subject: path, reason: "camera disconnected (\(operation): \(error))")
         default: CaptureError(.system(errno: error.errno), subject: path, reason: "\(operation) failed: \(error)")

@@ -56,7 +56,7 @@ public enum V4L2Discovery {
             do {
                 fd = try retryingOnInterrupt { () throws(SyscallError) in try syscalls.open(node) }
             } catch {
-                list.problems.append(V4L2Camera.error(error, path: node, during: "open"))
+                list.problems.append(V4L2Camera.error(error, path: node, during: "open", access: syscalls.deviceAccess))
                 continue
             }
             defer { syscalls.close(fd) }
@@ -67,7 +67,7 @@ public enum V4L2Discovery {
                 list.devices.append(V4L2DeviceDescription(path: node, stableName: stable[canonicalPath(node) ?? node],
                                                           capability: capability, formats: formats))
             } catch {
-                list.problems.append(V4L2Camera.error(error, path: node, during: "VIDIOC_QUERYCAP"))
+                list.problems.append(V4L2Camera.error(error, path: node, during: "VIDIOC_QUERYCAP", access: syscalls.deviceAccess))
             }
         }
         return list

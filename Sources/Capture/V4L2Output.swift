@@ -19,6 +19,12 @@ public protocol V4L2OutputSyscalls: AnyObject {
     func setOutputFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(SyscallError) -> V4L2ImageFormat
     /// `write(fd, bytes, count)`. - Returns: the bytes written.
     func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SyscallError) -> Int
+    /// Who this process is and what the device at `path` allows, for the line explaining an `EACCES`.
+    func deviceAccess(_ path: String) -> DeviceAccess
+}
+
+extension V4L2OutputSyscalls {
+    public func deviceAccess(_ path: String) -> DeviceAccess { DeviceAccess.current(path: path) }
 }
 
 extension V4L2Capabilities {
@@ -106,7 +112,7 @@ public final class V4L2Output {
             fd = try retryingOnInterrupt { () throws(SyscallError) in try syscalls.open(path) }
         } catch {
             scratch.deallocate()
-            throw V4L2Camera.error(error, path: path, during: "open")
+            throw V4L2Camera.error(error, path: path, during: "open", access: syscalls.deviceAccess)
         }
         self.fd = fd
         format = V4L2ImageFormat(pixelFormat: .yuyv, width: width, height: height)
@@ -122,7 +128,7 @@ public final class V4L2Output {
             if error.errno == ENOTTY || error.errno == EINVAL {
                 throw CaptureError(.unsupported, subject: path, reason: "not a V4L2 device")
             }
-            throw V4L2Camera.error(error, path: path, during: "VIDIOC_QUERYCAP/VIDIOC_S_FMT")
+            throw V4L2Camera.error(error, path: path, during: "VIDIOC_QUERYCAP/VIDIOC_S_FMT", access: syscalls.deviceAccess)
         } catch {
             close()
             throw error
@@ -191,7 +197,7 @@ public final class V4L2Output {
         } catch where error.errno == EAGAIN {
             framesSkipped += 1
         } catch {
-            throw V4L2Camera.error(error, path: path, during: "write")
+            throw V4L2Camera.error(error, path: path, during: "write", access: syscalls.deviceAccess)
         }
     }
 

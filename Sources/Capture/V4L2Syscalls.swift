@@ -50,6 +50,13 @@ public protocol V4L2Syscalls: AnyObject {
     /// `poll(2)` for `POLLIN` on `fd`. - Returns: true when the descriptor is readable or flags an error
     /// (`POLLERR`/`POLLHUP`), false when `timeoutMilliseconds` passed first.
     func poll(_ fd: Int32, timeoutMilliseconds: Int32) throws(SyscallError) -> Bool
+    /// Who this process is and what the device at `path` allows (`stat(2)`, `getgroups(2)`, the
+    /// environment): read for the line that explains an `EACCES`. Defaults to `DeviceAccess.current`.
+    func deviceAccess(_ path: String) -> DeviceAccess
+}
+
+extension V4L2Syscalls {
+    public func deviceAccess(_ path: String) -> DeviceAccess { DeviceAccess.current(path: path) }
 }
 
 /// `V4L2Syscalls` on libv4l2 (`v4l2_open`, `v4l2_ioctl`, `v4l2_mmap`, ...) and Glibc `poll`.

@@ -18,6 +18,8 @@ final class FakeV4L2Device: V4L2Syscalls {
         var capability: V4L2Capability
         var formats: [V4L2FormatOffer]
         var openError: Int32?
+        /// What `deviceAccess` reports for the node (the explanation of an `EACCES`); nil: the real facts.
+        var access: DeviceAccess? = nil
     }
 
     var nodes: [String: Node]
@@ -88,6 +90,8 @@ final class FakeV4L2Device: V4L2Syscalls {
         openNodes[nextFD] = node
         return nextFD
     }
+
+    func deviceAccess(_ path: String) -> DeviceAccess { nodes[path]?.access ?? DeviceAccess.current(path: path) }
 
     func close(_ fd: Int32) {
         closeCount += 1

@@ -38,7 +38,11 @@ final class FakeDevDirectory {
             "\(root)/video0": .init(capability: FakeV4L2Device.captureCapability(), formats: Self.camera),
             "\(root)/video1": .init(capability: FakeV4L2Device.captureCapability(caps: [.metaCapture, .streaming]),
                                     formats: []),
-            "\(root)/video2": .init(capability: FakeV4L2Device.captureCapability(), formats: [], openError: EACCES),
+            "\(root)/video2": .init(capability: FakeV4L2Device.captureCapability(), formats: [], openError: EACCES,
+                                    access: DeviceAccess(user: .init(1000, "alice"), groups: [.init(1000, "alice")],
+                                                         node: .init(owner: .init(0, "root"), group: .init(44, "video"),
+                                                                     mode: UInt32(S_IFCHR) | 0o660),
+                                                         underSystemd: false)),
             "\(root)/video10": .init(capability: FakeV4L2Device.captureCapability(card: "Second Cam"),
                                      formats: [FakeV4L2Device.offer(.grey, "Greyscale", [(320, 240, [60])])]),
         ])
@@ -74,7 +78,7 @@ struct V4L2DiscoveryTests {
               card: Second Cam, driver: uvcvideo, bus: usb-0000:00:14.0-1
               GREY  Greyscale
                 320x240: 60 fps
-            \(dev.root)/video2: permission denied (is the user in the 'video' group?)
+            \(dev.root)/video2: permission denied for uid 1000 (alice) with groups 1000 (alice); the device is crw-rw---- root:video (uid 0, gid 44); add alice to group 'video' (sudo usermod -aG video alice), then log in again
 
             """
         #expect(text == expected)
