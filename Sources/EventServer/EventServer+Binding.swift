@@ -18,10 +18,23 @@ extension EventServer {
         func fail(_ error: Errno, _ what: String) -> EventServerError {
             EventServerError(.system(errno: error.code), subject: path, reason: "\(what): \(error.description)")
         }
+        // A permission problem is the directory's: name it, and who asked.
+        let directory = parentDirectory(of: path)
+        func denied(_ error: Errno, _ what: String) -> EventServerError {
+            EventServerError(.system(errno: error.code), subject: directory,
+                             reason: "\(what) as \(describeUser(geteuid())): \(error.description)")
+        }
         do {
-            try makeParentDirectories(of: path)
+            try makeParentDirectories(of: path, mode: directoryMode(forSocketMode: options.mode))
+        } catch let error as DirectoryError {
+            throw EventServerError(.system(errno: error.errno.code), subject: error.directory,
+                                   reason: "cannot create the socket's directory as \(describeUser(geteuid())): "
+                                       + error.errno.description)
+        }
+        do {
+            try checkDirectory(directory)
         } catch let error as Errno {
-            throw fail(error, "cannot create the socket's directory")
+            throw denied(error, "cannot search the socket's directory")
         }
 
         do {
@@ -47,6 +60,7 @@ extension EventServer {
                 }
             }
         } catch let error as Errno {
+            if error.code == EACCES || error.code == EPERM { throw denied(error, "cannot search the socket's directory") }
             throw fail(error, "cannot inspect the existing socket")
         }
 
@@ -57,6 +71,7 @@ extension EventServer {
             if error.code == EADDRINUSE {
                 throw EventServerError(.inUse, subject: path, reason: "another winkd is listening")
             }
+            if error.code == EACCES || error.code == EPERM { throw denied(error, "cannot create the socket in its directory") }
             throw fail(error, "cannot bind")
         }
         guard let st = try? Syscalls.lstat(path) else {
@@ -66,16 +81,107 @@ extension EventServer {
         return (fd, (UInt64(st.st_dev), UInt64(st.st_ino)))
     }
 
-    /// mkdir -p of the path's parent, creating missing directories with mode 0700.
-    private static func makeParentDirectories(of path: String) throws {
+    /// The directory a socket at `path` is created in: "/run/winkd" for "/run/winkd/events.sock", "." for
+    /// "events.sock".
+    static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let parent = String(path[..<slash])
+        return parent.isEmpty ? "/" : parent
+    }
+
+    /// The mode of a directory winkd creates for a socket of `mode`: rwx for the owner, and r-x for the group
+    /// or others when the socket lets them in (0660 -> 0750, 0666 -> 0755, 0600 -> 0700); without the search
+    /// bit the socket's own mode would be undone.
+    static func directoryMode(forSocketMode mode: UInt32) -> UInt32 {
+        var directory: UInt32 = 0o700
+        if mode & 0o070 != 0 { directory |= 0o050 }
+        if mode & 0o007 != 0 { directory |= 0o005 }
+        return directory
+    }
+
+    /// A directory of the socket's path could not be created.
+    struct DirectoryError: Error {
+        var directory: String
+        var errno: Errno
+    }
+
+    /// mkdir -p of the path's parent; each directory it creates gets exactly `mode` (chmod after mkdir, as
+    /// the umask, e.g. systemd's UMask=0077, would take the group's bits away again).
+    private static func makeParentDirectories(of path: String, mode: UInt32) throws {
         var components = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         components.removeLast()
         var current = path.hasPrefix("/") ? "" : "."
         for component in components {
             current += "/" + component
-            if try Syscalls.lstat(current) == nil { try Syscalls.mkdir(current, mode: 0o700) }
+            do {
+                if try Syscalls.lstat(current) == nil {
+                    try Syscalls.mkdir(current, mode: mode)
+                    try Syscalls.chmod(current, mode: mode)
+                }
+            } catch let error as Errno {
+                throw DirectoryError(directory: current, errno: error)
+            }
         }
     }
+
+    /// Refuses a socket directory where another user could put their own socket in winkd's place (README
+    /// "Running winkd"): the directory itself a symbolic link; a symbolic link on the way owned by anyone
+    /// but this user or root; any directory of the resolved path owned by anyone but this user or root, or
+    /// writable by everyone without the sticky bit (`/tmp`, mode 1777, is fine).
+    /// - Throws: `EventServerError` `.unsafeDirectory` naming the directory, why, and what to do; `Errno`
+    ///   when a directory cannot be examined (EACCES).
+    static func checkDirectory(_ directory: String) throws {
+        let me = geteuid()
+        let trusted: (UInt32) -> Bool = { $0 == me || $0 == 0 }
+        let advice = "give winkd a directory of its own user (winkd --socket PATH, e.g. under $XDG_RUNTIME_DIR)"
+        guard let own = try Syscalls.lstat(directory) else { throw Errno(code: ENOENT) }
+        if own.st_mode & S_IFMT == S_IFLNK {
+            let target = (try? Syscalls.realpath(directory)) ?? "?"
+            throw EventServerError(.unsafeDirectory, subject: directory,
+                                   reason: "the socket's directory is a symbolic link (to \(target)), which could be "
+                                       + "pointed elsewhere; use the real directory in the socket path, or \(advice)")
+        }
+        let absolute = directory.hasPrefix("/") ? directory : FileManager.default.currentDirectoryPath + "/" + directory
+        var prefix = ""
+        for component in absolute.split(separator: "/") where component != "." {
+            prefix += "/" + component
+            if let st = try Syscalls.lstat(prefix), st.st_mode & S_IFMT == S_IFLNK, !trusted(st.st_uid) {
+                throw EventServerError(.unsafeDirectory, subject: directory,
+                                       reason: "the socket's directory is reached through the symbolic link \(prefix), "
+                                           + "owned by \(describeUser(st.st_uid)), who could point it elsewhere; \(advice)")
+            }
+        }
+        let real = try Syscalls.realpath(directory)
+        var path = ""
+        for component in [""] + real.split(separator: "/").map(String.init) {
+            path += component.isEmpty ? "" : "/" + component
+            let shown = path.isEmpty ? "/" : path
+            guard let st = try Syscalls.lstat(shown) else { throw Errno(code: ENOENT) }
+            let octal = String(st.st_mode & 0o7777, radix: 8)
+            let mode = String(repeating: "0", count: max(0, 4 - octal.count)) + octal
+            if !trusted(st.st_uid) {
+                throw EventServerError(.unsafeDirectory, subject: shown,
+                                       reason: "the socket's directory\(shown == real ? "" : " lies in this one, which") is owned by "
+                                           + "\(describeUser(st.st_uid)), not by this user (\(describeUser(me)))\(me == 0 ? "" : " or root"), "
+                                           + "who could replace the socket; \(advice)")
+            }
+            if st.st_mode & 0o002 != 0 && st.st_mode & S_ISVTX == 0 {
+                throw EventServerError(.unsafeDirectory, subject: shown,
+                                       reason: "the socket's directory\(shown == real ? "" : " lies in this one, which") is "
+                                           + "writable by everyone without the sticky bit (mode \(mode)), so any user "
+                                           + "could replace the socket; chmod o-w \(shown) (or chmod +t), or \(advice)")
+            }
+        }
+    }
+}
+
+/// "uid 1000 (alice)", or "uid 1000" when the user has no name.
+func describeUser(_ uid: uid_t) -> String {
+    var entry = passwd()
+    var result: UnsafeMutablePointer<passwd>?
+    var buffer = [CChar](repeating: 0, count: 4096)
+    guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return "uid \(uid)" }
+    return "uid \(uid) (\(String(cString: entry.pw_name)))"
 }
 
 /// systemd socket activation (sd_listen_fds(3)): systemd binds the socket and passes it to the daemon as

@@ -19,6 +19,9 @@ public enum EventServerErrorCode: ExitCodeKind {
     case protocolViolation
     /// The daemon refused a request, e.g. a subscribe naming an unknown event (client side). Exit 64.
     case rejected
+    /// The socket's directory is one another user could replace the socket in (a symbolic link, writable by
+    /// everyone without the sticky bit, owned by another user); the subject is the directory. Exit 78.
+    case unsafeDirectory
     /// The event names cannot be announced: their `hello` line would be over 8 KiB (`EventNameRules`). Exit 78.
     case tooManyEvents
 
@@ -26,7 +29,7 @@ public enum EventServerErrorCode: ExitCodeKind {
         switch self {
         case .pathTooLong, .rejected: .usage
         case .inUse, .system, .noDaemon: .unavailable
-        case .notASocket, .tooManyEvents: .configuration
+        case .notASocket, .tooManyEvents, .unsafeDirectory: .configuration
         case .protocolViolation: .dataError
         }
     }

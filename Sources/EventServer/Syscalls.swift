@@ -90,6 +90,17 @@ enum Syscalls {
         throw Errno.current
     }
 
+    static func chmod(_ path: String, mode: UInt32) throws {
+        if Glibc.chmod(path, mode_t(mode)) != 0 { throw Errno.current }
+    }
+
+    /// realpath(3): the absolute path with every symlink resolved.
+    static func realpath(_ path: String) throws -> String {
+        guard let resolved = Glibc.realpath(path, nil) else { throw Errno.current }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     static func unlink(_ path: String) throws {
         if Glibc.unlink(path) != 0 && errno != ENOENT { throw Errno.current }
     }

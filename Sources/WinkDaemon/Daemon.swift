@@ -159,7 +159,11 @@ public final class Daemon: @unchecked Sendable {
         if let fd = try SocketActivation.listeningSocket() {
             server = try EventServer(listeningFD: fd, eventNames: names, options: serverOptions, log: serverLog)
         } else {
-            server = try EventServer(path: options.socketPath, eventNames: names, options: serverOptions, log: serverLog)
+            do {
+                server = try EventServer(path: options.socketPath, eventNames: names, options: serverOptions, log: serverLog)
+            } catch let error as EventServerError {
+                throw Self.withSocketAdvice(error, socketPath: options.socketPath)
+            }
         }
         self.server = server
         serverListening?(server)
@@ -194,6 +198,22 @@ public final class Daemon: @unchecked Sendable {
         wake.lock()
         clients = server.clientCount
         wake.unlock()
+    }
+
+    /// A socket directory this user may not create or search: says how to choose another (`--socket`), and,
+    /// for the system default `/run/winkd/events.sock` taken because `XDG_RUNTIME_DIR` is not set, that a
+    /// login session's `XDG_RUNTIME_DIR` gives the per-user default.
+    static func withSocketAdvice(_ error: EventServerError, socketPath: String,
+                                 environment: [String: String] = ProcessInfo.processInfo.environment) -> EventServerError {
+        guard case .system(let code) = error.code, [EACCES, EPERM, EROFS].contains(code) else { return error }
+        var advice = "give winkd a socket path this user may create with --socket PATH"
+        if socketPath == EventSocketPath.systemPath && (environment["XDG_RUNTIME_DIR"] ?? "").isEmpty {
+            advice += ", or set XDG_RUNTIME_DIR (a login session does; the socket is then "
+                + "$XDG_RUNTIME_DIR/winkd/events.sock); /run/winkd is for the system service (README)"
+        }
+        var advised = error
+        advised.reason += "; " + advice
+        return advised
     }
 
     /// A device source that exists must be a V4L2 character device (major number 81, the kernel's
