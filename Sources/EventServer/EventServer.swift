@@ -114,15 +114,18 @@ public final class EventServer: @unchecked Sendable {
 
     /// Binds a new socket at `path` and listens (not yet accepting: call `start()`).
     ///
-    /// Creates missing parent directories with mode 0700. If `path` exists: a socket a live server answers
+    /// Creates missing parent directories with `options.mode`'s search bits (0700 for a 0600 socket, 0750 for
+    /// 0660), and refuses a directory another user could replace the socket in (`.unsafeDirectory`: a
+    /// symbolic link, a path owned by someone but this user or root, or writable by everyone without the
+    /// sticky bit). If `path` exists: a socket a live server answers
     /// on is refused (`.inUse`); a socket nobody listens on (ECONNREFUSED: left by a crashed daemon) is
     /// unlinked and replaced; anything else is refused (`.notASocket`). The file gets `options.mode` at
     /// bind time via the umask (process-wide: bind before other threads create files).
     /// - Parameters:
     ///   - eventNames: the analyzer table's event names, for `hello` and to check `subscribe`.
     /// - Throws: `EventServerError` `.pathTooLong` (more than 107 bytes), `.inUse`, `.notASocket`,
-    ///   `.tooManyEvents` (a `hello` over 8 KiB), or `.system(errno:)` when a directory cannot be created
-    ///   or bind(2) fails.
+    ///   `.unsafeDirectory`, `.tooManyEvents` (a `hello` over 8 KiB), or `.system(errno:)` when a directory
+    ///   cannot be created or entered or bind(2) fails (a permission error names the directory).
     public convenience init(path: String, eventNames: [String], options: Options = Options(),
                             log: LogHandler? = nil) throws {
         let (fd, identity) = try Self.bindListening(path: path, options: options)
