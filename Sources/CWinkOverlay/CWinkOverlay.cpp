@@ -7,7 +7,9 @@
 #include <cstring>
 #include <string>
 #include <vector>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>  // flag constants only; the codecs are in the WinkCodecs plugin
@@ -41,8 +43,15 @@ constexpr int fourCC(char a, char b, char c, char d) {
     return (a & 255) | ((b & 255) << 8) | ((c & 255) << 16) | ((d & 255) << 24);
 }
 
+/// Copies `text` into `message` as one line: OpenCV's exception texts end in (and may hold) newlines.
 void say(char *message, size_t length, const std::string &text) {
-    if (message != nullptr && length > 0) std::snprintf(message, length, "%s", text.c_str());
+    if (message == nullptr || length == 0) return;
+    std::string line = text;
+    for (char &c : line) {
+        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::snprintf(message, length, "%s", line.c_str());
 }
 
 std::string lowercaseExtension(const char *path) {
@@ -55,24 +64,60 @@ std::string lowercaseExtension(const char *path) {
     return ext;
 }
 
-/// Checks that `path` exists, is a regular file and can be read.
-wo_status checkReadable(const char *path, char *message, size_t length) {
+/// What a file that is not a regular file is, for "not a regular file (a FIFO)".
+const char *fileKind(mode_t mode) {
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a file";
+}
+
+/// Checks a status from stat/fstat: a regular file no larger than WO_MAX_IMAGE_FILE_BYTES.
+wo_status checkRegular(const struct stat &st, char *message, size_t length) {
+    if (S_ISDIR(st.st_mode)) {
+        say(message, length, "is a directory, not an image");
+        return WO_UNREADABLE;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        say(message, length, std::string("not a regular file (") + fileKind(st.st_mode) + ")");
+        return WO_UNREADABLE;
+    }
+    if (st.st_size > static_cast<off_t>(WO_MAX_IMAGE_FILE_BYTES)) {
+        say(message, length, "the file is " + std::to_string(static_cast<long long>(st.st_size))
+                                 + " bytes, over the limit of " + std::to_string(WO_MAX_IMAGE_FILE_BYTES >> 20)
+                                 + " MiB for an overlay image");
+        return WO_TOO_LARGE;
+    }
+    return WO_OK;
+}
+
+/// Opens `path` for reading if it is a regular file within the size limit, without ever blocking: the type is
+/// checked before opening (opening a device can have effects) and again on the open descriptor (the path may
+/// have changed in between); O_NONBLOCK keeps a FIFO swapped in meanwhile from blocking the open.
+/// On success `*fd` is the open descriptor and `*size` the file's size.
+wo_status openRegular(const char *path, int *fd, off_t *size, char *message, size_t length) {
+    *fd = -1;
     struct stat st;
     if (stat(path, &st) != 0) {
         int e = errno;
         say(message, length, e == ENOENT ? "no such file" : std::strerror(e));
         return e == ENOENT ? WO_MISSING : WO_UNREADABLE;
     }
-    if (S_ISDIR(st.st_mode)) {
-        say(message, length, "is a directory, not an image");
-        return WO_UNREADABLE;
-    }
-    FILE *f = std::fopen(path, "rb");
-    if (f == nullptr) {
+    wo_status status = checkRegular(st, message, length);
+    if (status != WO_OK) return status;
+    int f = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (f < 0) {
         say(message, length, std::strerror(errno));
         return WO_UNREADABLE;
     }
-    std::fclose(f);
+    if (fstat(f, &st) != 0 || (status = checkRegular(st, message, length)) != WO_OK) {
+        if (status == WO_OK) say(message, length, std::strerror(errno));
+        close(f);
+        return status == WO_OK ? WO_UNREADABLE : status;
+    }
+    *fd = f;
+    *size = st.st_size;
     return WO_OK;
 }
 
@@ -96,38 +141,109 @@ uint32_t bigEndian32(const unsigned char *p) {
     return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
 }
 
-/// Checks a PNG's framing before any decoder sees it (PNG specification sections 5.2-5.6): the signature,
-/// IHDR first, every chunk inside the file with a matching CRC-32, IEND last. This keeps libpng from printing
-/// its own "libpng error" lines for the common broken files (truncated, another format) and names the fault.
-/// Not a decoder: no image data is interpreted. Returns an empty string when the framing is sound.
-std::string checkPNGFraming(const char *path) {
+/// Reads exactly `length` bytes at `offset`; false on an error (errno says which) or at the end of the file
+/// (errno 0: the file is shorter than its size said, i.e. it shrank while being read).
+bool readAt(int fd, unsigned char *into, size_t length, off_t offset) {
+    while (length > 0) {
+        ssize_t n = pread(fd, into, length, offset);
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0) errno = 0;
+        if (n <= 0) return false;
+        into += n;
+        length -= static_cast<size_t>(n);
+        offset += n;
+    }
+    return true;
+}
+
+/// Checks a PNG's framing before any decoder sees it (PNG specification sections 5.2-5.6, 11.2.2): the
+/// signature, IHDR first and 13 bytes long, every chunk inside the file with a matching CRC-32, IEND last. This
+/// keeps libpng from printing its own "libpng error" lines for the common broken files (truncated, another
+/// format) and names the fault. The image size is taken from IHDR (bytes 0-7: width, height) and checked
+/// against WO_MAX_IMAGE_SIDE and WO_MAX_IMAGE_PIXELS as soon as IHDR is read, so an oversized image is refused
+/// before anything is allocated for it. Why here and not through a library: this walk already reads and
+/// CRC-checks IHDR, and OpenCV 4.6 has no public header-only reader (cv::ImageDecoder is internal to
+/// imgcodecs; its OPENCV_IO_MAX_IMAGE_PIXELS limit, 2^30 by default, is read once from the environment and
+/// fails with an exception text). Not a decoder: no image data is interpreted. The file is streamed in
+/// 64 KiB blocks. Returns WO_OK, or WO_NOT_DECODABLE / WO_TOO_LARGE with the reason in `message`.
+wo_status checkPNG(int fd, off_t size, char *message, size_t length) {
     static const unsigned char signature[8] = {137, 80, 78, 71, 13, 10, 26, 10};
-    FILE *f = std::fopen(path, "rb");
-    if (f == nullptr) return std::strerror(errno);
-    std::vector<unsigned char> bytes;
-    unsigned char block[65536];
-    size_t n;
-    while ((n = std::fread(block, 1, sizeof block, f)) > 0) bytes.insert(bytes.end(), block, block + n);
-    std::fclose(f);
-    if (bytes.size() < 8 || std::memcmp(bytes.data(), signature, 8) != 0) return "not a PNG file (no PNG signature)";
-    size_t i = 8;
+    const uint64_t total = static_cast<uint64_t>(size);
+    unsigned char head[8];
+    if (total < 8 || !readAt(fd, head, 8, 0) || std::memcmp(head, signature, 8) != 0) {
+        say(message, length, "not a PNG file (no PNG signature)");
+        return WO_NOT_DECODABLE;
+    }
+    std::vector<unsigned char> block(65536);
+    uint64_t i = 8;
     bool first = true;
     while (true) {
-        if (i + 12 > bytes.size()) return "truncated PNG (ends inside a chunk header, no IEND)";
-        const uint32_t length = bigEndian32(&bytes[i]);
-        const std::string type(reinterpret_cast<const char *>(&bytes[i + 4]), 4);
-        if (length > bytes.size() || i + 12 + length > bytes.size()) {
-            return "truncated PNG (chunk " + type + " runs past the end)";
+        if (i + 12 > total || !readAt(fd, head, 8, static_cast<off_t>(i))) {
+            say(message, length, "truncated PNG (ends inside a chunk header, no IEND)");
+            return WO_NOT_DECODABLE;
         }
-        if (first && type != "IHDR") return "corrupt PNG (first chunk is not IHDR)";
+        const uint32_t chunkLength = bigEndian32(head);
+        const std::string type(reinterpret_cast<const char *>(head + 4), 4);
+        if (i + 12 + chunkLength > total) {
+            say(message, length, "truncated PNG (chunk " + type + " runs past the end)");
+            return WO_NOT_DECODABLE;
+        }
+        if (first && (type != "IHDR" || chunkLength != 13)) {
+            say(message, length, type != "IHDR" ? "corrupt PNG (first chunk is not IHDR)"
+                                                : "corrupt PNG (IHDR is not 13 bytes long)");
+            return WO_NOT_DECODABLE;
+        }
+        uint32_t crc = crc32PNG(head + 4, 4);
+        for (uint64_t done = 0; done < chunkLength;) {
+            const size_t n = static_cast<size_t>(std::min<uint64_t>(block.size(), chunkLength - done));
+            if (!readAt(fd, block.data(), n, static_cast<off_t>(i + 8 + done))) {
+                say(message, length, std::string("cannot read the file: ")
+                                         + (errno != 0 ? std::strerror(errno) : "it shrank while being read"));
+                return WO_NOT_DECODABLE;
+            }
+            if (first && done == 0) {
+                const uint32_t width = bigEndian32(block.data()), height = bigEndian32(block.data() + 4);
+                const std::string dimensions = std::to_string(width) + "x" + std::to_string(height) + " pixels";
+                if (width == 0 || height == 0 || width > 0x7FFFFFFFu || height > 0x7FFFFFFFu) {
+                    say(message, length, "corrupt PNG (IHDR gives " + dimensions + ")");
+                    return WO_NOT_DECODABLE;
+                }
+                if (width > WO_MAX_IMAGE_SIDE || height > WO_MAX_IMAGE_SIDE) {
+                    say(message, length, dimensions + ", over the limit of " + std::to_string(WO_MAX_IMAGE_SIDE)
+                                             + " pixels a side for an overlay image");
+                    return WO_TOO_LARGE;
+                }
+                if (uint64_t(width) * height > WO_MAX_IMAGE_PIXELS) {
+                    say(message, length, dimensions + ", over the limit of " + std::to_string(WO_MAX_IMAGE_PIXELS)
+                                             + " pixels (4096x4096) for an overlay image");
+                    return WO_TOO_LARGE;
+                }
+            }
+            crc = crc32PNG(block.data(), n, crc);
+            done += n;
+        }
+        unsigned char stored[4];
+        if (!readAt(fd, stored, 4, static_cast<off_t>(i + 8 + chunkLength))) {
+            say(message, length, "truncated PNG (chunk " + type + " runs past the end)");
+            return WO_NOT_DECODABLE;
+        }
+        if (bigEndian32(stored) != (crc ^ 0xFFFFFFFFu)) {
+            say(message, length, "corrupt PNG (CRC mismatch in chunk " + type + ")");
+            return WO_NOT_DECODABLE;
+        }
         first = false;
-        const uint32_t stored = bigEndian32(&bytes[i + 8 + length]);
-        const uint32_t computed = crc32PNG(&bytes[i + 4], 4 + length) ^ 0xFFFFFFFFu;
-        if (stored != computed) return "corrupt PNG (CRC mismatch in chunk " + type + ")";
-        i += 12 + length;
-        if (type == "IEND") return "";
+        i += 12 + chunkLength;
+        if (type == "IEND") return WO_OK;
     }
 }
+
+/// Closes a descriptor when the scope ends.
+struct Descriptor {
+    int fd = -1;
+    ~Descriptor() {
+        if (fd >= 0) close(fd);
+    }
+};
 
 }  // namespace
 
@@ -136,19 +252,21 @@ extern "C" {
 wo_status wo_png_decode(const char *path, wo_image **out, char *message, size_t message_len) {
     if (path == nullptr || out == nullptr) return WO_BAD_ARGUMENT;
     *out = nullptr;
-    wo_status readable = checkReadable(path, message, message_len);
-    if (readable != WO_OK) return readable;
-    const std::string framing = checkPNGFraming(path);
-    if (!framing.empty()) {
-        say(message, message_len, framing);
-        return WO_NOT_DECODABLE;
-    }
+    Descriptor file;
+    off_t size = 0;
+    wo_status status = openRegular(path, &file.fd, &size, message, message_len);
+    if (status != WO_OK) return status;
+    status = checkPNG(file.fd, size, message, message_len);
+    if (status != WO_OK) return status;
     const wink_codecs_api *codecs = wink_codecs_load(message, message_len);  // says why when it fails
     if (codecs == nullptr) return WO_INTERNAL;
+    // The decoder reads the file that was checked, through its descriptor, even if the path changed since.
+    const std::string self = "/proc/self/fd/" + std::to_string(file.fd);
+    const char *source = access(self.c_str(), R_OK) == 0 ? self.c_str() : path;
     char why[640] = "";
     try {
         cv::Mat decoded;
-        switch (codecs->imread(path, cv::IMREAD_UNCHANGED, &decoded, why, sizeof why)) {
+        switch (codecs->imread(source, cv::IMREAD_UNCHANGED, &decoded, why, sizeof why)) {
         case WINK_CODECS_OK: break;
         case WINK_CODECS_FAILED:
             say(message, message_len, "corrupt or truncated PNG (the decoder gave up)");

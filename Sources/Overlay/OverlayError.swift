@@ -7,9 +7,11 @@ public typealias OverlayError = SubjectError<OverlayErrorCode>
 
 /// What went wrong, deciding the exit code; the error's subject is the file concerned (layout, image or output path).
 public enum OverlayErrorCode: ExitCodeKind {
-    /// A layout or image file does not exist or cannot be read. Exit 66.
+    /// A layout or image file does not exist, cannot be read, or is not a regular file (a FIFO, a device, a
+    /// directory). Exit 66.
     case missing
-    /// A file that is not a decodable PNG (corrupt, truncated, another format). Exit 65.
+    /// A file that is not a decodable PNG (corrupt, truncated, another format), or an image over the limits
+    /// (`OverlayImage.maximumFileBytes`, `.maximumSide`, `.maximumPixels`). Exit 65.
     case notDecodable
     /// A layout that is not valid JSON, misses or mistypes a key, or names an unknown feature. Exit 78.
     case badLayout

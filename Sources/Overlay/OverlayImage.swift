@@ -38,9 +38,22 @@ public struct OverlayImage: Sendable, Equatable {
         return SIMD4(rgba[i], rgba[i + 1], rgba[i + 2], rgba[i + 3])
     }
 
+    /// The largest overlay image file read: 64 MiB (see `decode(path:)`).
+    public static let maximumFileBytes = Int(WO_MAX_IMAGE_FILE_BYTES)
+    /// The largest width or height of an overlay image: 16384 pixels.
+    public static let maximumSide = Int(WO_MAX_IMAGE_SIDE)
+    /// The most pixels (width x height) of an overlay image: 16777216 (4096x4096).
+    public static let maximumPixels = Int(WO_MAX_IMAGE_PIXELS)
+
     /// Decodes the PNG at `path` (OpenCV `imread(IMREAD_UNCHANGED)`, then normalised).
-    /// - Throws: `OverlayError` `.missing` (exit 66) when the file does not exist or cannot be read,
-    ///   `.notDecodable` (exit 65) when it is not a PNG or is corrupt or truncated.
+    ///
+    /// Only a regular file is read, never blocking on a FIFO or reading a device, and only up to
+    /// `maximumFileBytes`; the size in its header is checked against `maximumSide` and `maximumPixels`
+    /// before anything is decoded. (An overlay is cached at 16 bytes a pixel, so a 4096x4096 one takes
+    /// 256 MiB; a 30000x30000 PNG can be an 875 KB file.)
+    /// - Throws: `OverlayError` `.missing` (exit 66) when the file does not exist, cannot be read or is not a
+    ///   regular file, `.notDecodable` (exit 65) when it is not a PNG, is corrupt or truncated, or is over
+    ///   the limits.
     public static func decode(path: String) throws -> OverlayImage {
         var handle: OpaquePointer?
         var message = [CChar](repeating: 0, count: 256)
@@ -49,7 +62,7 @@ public struct OverlayImage: Sendable, Equatable {
             let reason = String(cString: message)
             switch status {
             case WO_MISSING, WO_UNREADABLE: throw OverlayError(.missing, subject: path, reason: reason)
-            case WO_NOT_DECODABLE: throw OverlayError(.notDecodable, subject: path, reason: reason)
+            case WO_NOT_DECODABLE, WO_TOO_LARGE: throw OverlayError(.notDecodable, subject: path, reason: reason)
             default: throw OverlayError(.internal, subject: path, reason: reason.isEmpty ? "decoding failed" : reason)
             }
         }

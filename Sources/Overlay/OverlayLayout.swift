@@ -47,12 +47,31 @@ public struct OverlayLayout: Sendable, Equatable {
 
     public init(layers: [OverlayLayer]) { self.layers = layers }
 
+    /// The largest layout file read: 1 MiB (a layout of a few layers is under 1 KB).
+    public static let maximumFileBytes = 1 << 20
+
     /// Reads a layout file; image paths are resolved against the file's folder (absolute ones are kept).
-    /// - Throws: `OverlayError` `.missing` (exit 66) when the file cannot be read, `.badLayout` (exit 78)
-    ///   naming the offending key (e.g. `layers[1].sizeRatio.width`) for anything malformed.
+    /// Only a regular file of at most `maximumFileBytes` is read.
+    /// - Throws: `OverlayError` `.missing` (exit 66) when the file does not exist, cannot be read or is not a
+    ///   regular file, `.badLayout` (exit 78) naming the offending key (e.g. `layers[1].sizeRatio.width`) for
+    ///   anything malformed, or for a file over the size limit.
     public static func load(path: String) throws -> OverlayLayout {
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw OverlayError(.missing, subject: path, reason: "no such layout file")
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            let reason = errno == ENOENT ? "no such layout file" : String(cString: strerror(errno))
+            throw OverlayError(.missing, subject: path, reason: reason)
+        }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw OverlayError(.missing, subject: path, reason: "is a directory, not a layout file")
+        case let kind:
+            let name = [S_IFIFO: "a FIFO", S_IFCHR: "a character device", S_IFBLK: "a block device",
+                        S_IFSOCK: "a socket"][kind] ?? "not a file"
+            throw OverlayError(.missing, subject: path, reason: "not a regular file (\(name))")
+        }
+        guard st.st_size <= maximumFileBytes else {
+            throw OverlayError(.badLayout, subject: path,
+                               reason: "the file is \(st.st_size) bytes, over the limit of 1 MiB for a layout")
         }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw OverlayError(.missing, subject: path, reason: "cannot read the layout file")

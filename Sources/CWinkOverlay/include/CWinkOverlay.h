@@ -26,7 +26,17 @@ typedef enum wo_status {
     WO_NOT_DECODABLE = 3,  // not a PNG, or a corrupt/truncated one
     WO_BAD_ARGUMENT = 4,   // a size, stride or extension the call cannot use
     WO_INTERNAL = 5,       // OpenCV failed (out of memory, codec missing)
+    WO_TOO_LARGE = 6,      // an image file or its pixel size over the limits below
 } wo_status;
+
+/// Limits on an overlay image, checked before anything is decoded. An overlay is drawn on a face, resampled
+/// to at most twice the frame's larger side, and cached at 16 bytes a pixel (premultiplied float RGBA), so a
+/// 4096x4096 image (256 MiB cached) is far beyond what a face needs; the limits keep a crafted or mistaken
+/// file (a 30000x30000 PNG is an 875 KB file) from taking gigabytes. The file size limit is above what an
+/// 8-bit RGBA PNG at the pixel limit takes with any compression (its raw pixels are 64 MiB).
+#define WO_MAX_IMAGE_FILE_BYTES (64u << 20)  /* 64 MiB */
+#define WO_MAX_IMAGE_SIDE 16384u             /* pixels, width or height */
+#define WO_MAX_IMAGE_PIXELS 16777216u        /* width x height: 16 Mi pixels, e.g. 4096x4096 */
 
 /// A decoded image: straight RGBA8, tightly packed (stride = 4 x width).
 typedef struct wo_image wo_image;
@@ -34,8 +44,11 @@ typedef struct wo_image wo_image;
 /// Decodes the PNG at `path` (any bit depth, grey, grey+alpha, palette with tRNS, RGB with a tRNS colour
 /// key, 1/2/4-bit, Adam7-interlaced) with OpenCV's imread(IMREAD_UNCHANGED) and normalises it to straight
 /// RGBA8: 16-bit samples are rounded to 8 bits (v * 255 / 65535), grey is replicated, a missing alpha is 255.
-/// The file's framing (signature, IHDR first, chunk lengths, CRC-32s, IEND) is checked first; a file that
-/// is not a PNG, is truncated or fails a CRC is refused with WO_NOT_DECODABLE, as is one the decoder rejects.
+/// Only a regular file is opened (never blocking: a FIFO or a device is refused with WO_UNREADABLE, "not a
+/// regular file (a FIFO)"), and only up to WO_MAX_IMAGE_FILE_BYTES (WO_TOO_LARGE). The file's framing
+/// (signature, IHDR first, chunk lengths, CRC-32s, IEND) is checked next; a file that is not a PNG, is
+/// truncated or fails a CRC is refused with WO_NOT_DECODABLE, as is one the decoder rejects. An IHDR size over
+/// WO_MAX_IMAGE_SIDE a side or WO_MAX_IMAGE_PIXELS in all is refused (WO_TOO_LARGE) before decoding.
 /// On failure `message` (if not NULL) receives a one-line reason without the path.
 wo_status wo_png_decode(const char *path, wo_image **out, char *message, size_t message_len);
 void wo_image_destroy(wo_image *image);

@@ -1,0 +1,184 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+/// `winkctl overlay` and winkd's overlay with bad images (issue 13, fault 1), each with the input that showed
+/// the fault, built in a temporary folder.
+@Suite(.serialized)
+struct OverlayRobustnessTests {
+    static let still = Binaries.fixture("images/expressions/0-f1-su-ph.jpg")
+    static let sunglasses = Binaries.fixture("overlays/sunglasses_rgba8.png")
+
+    /// A FIFO, `/dev/zero` and a 30000x30000 PNG as a layer's image: `winkctl overlay` blocked forever, aborted
+    /// with `std::bad_alloc` (or met the OOM killer), and allocated 3.6 GB (4.5 GB peak) before exiting 65.
+    /// Now each is one line naming the image and the problem, exit 66 or 65, before anything is decoded.
+    @Test func overlayRefusesImagesThatAreNotRegularFilesOrTooLarge() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fifo = dir.appendingPathComponent("fifo.png").path
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let huge = dir.appendingPathComponent("huge.png")
+        try OverlayTestPNG.black(width: 30000, height: 30000).write(to: huge)
+        let cases: [(String, Int32, String)] = [
+            (fifo, 66, "not a regular file (a FIFO)"),
+            ("/dev/zero", 66, "not a regular file (a character device)"),
+            (huge.path, 65, "30000x30000 pixels, over the limit of 16384 pixels a side for an overlay image"),
+        ]
+        for (image, status, reason) in cases {
+            let layout = try writeLayout(image: image, in: dir)
+            let out = dir.appendingPathComponent("out.png").path
+            let r = try #require(
+                try runWithDeadline("winkctl", ["overlay", "--layout", layout, Self.still, "-o", out]),
+                "winkctl overlay with \(image) did not end")
+            #expect(r.status == status, "\(image): \(r.stderr.prefix(400))")
+            #expect(r.stderrLines == ["winkctl: \(image): \(reason) (image of layers[0])"], "\(r.stderr.prefix(400))")
+        }
+    }
+
+    /// winkd with an overlay layout, then SIGHUP with the layer's image a FIFO (the processing thread blocked
+    /// forever: clients got `hello` and no more lines), `/dev/zero` (`std::bad_alloc` abort) or a 30000x30000
+    /// PNG (3.6 GB allocated): each is `reload_failed` naming the image and the problem, the old layout stays
+    /// and frames keep coming.
+    @Test func aReloadWithABadOverlayImageFailsAndKeepsServing() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fifo = dir.appendingPathComponent("fifo.png").path
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let huge = dir.appendingPathComponent("huge.png")
+        try OverlayTestPNG.black(width: 30000, height: 30000).write(to: huge)
+        _ = try writeLayout(image: Self.sunglasses, in: dir)
+        let config = dir.appendingPathComponent("winkd.json")
+        let device = dir.appendingPathComponent("no-such-output").path  // the output fails; the layout still loads
+        try Data(#"{"overlay": {"layout": "layout.json", "device": "\#(device)"}}"#.utf8).write(to: config)
+        let socket = dir.appendingPathComponent("s.sock").path
+        let daemon = Process()
+        daemon.executableURL = Binaries.directory.appendingPathComponent("winkd")
+        daemon.arguments = ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop",
+                            "--config", config.path]
+        daemon.standardError = FileHandle.nullDevice
+        daemon.standardOutput = FileHandle.nullDevice
+        try daemon.run()
+        defer {
+            if daemon.isRunning {
+                kill(daemon.processIdentifier, SIGKILL)
+                daemon.waitUntilExit()
+            }
+        }
+        let client = try #require(Wait.value { RawClient(path: socket) })
+        #expect(client.subscribeToEverything())
+        let first = client.read(until: { $0.contains { $0.contains("\"coefficients\"") } })
+        #expect(first.contains { $0.contains("\"coefficients\"") }, "\(first.suffix(3))")
+
+        let cases = [
+            ("/dev/zero", "not a regular file (a character device)"),
+            (fifo, "not a regular file (a FIFO)"),
+            (huge.path, "30000x30000 pixels, over the limit of 16384 pixels a side for an overlay image"),
+        ]
+        for (image, reason) in cases {
+            _ = try writeLayout(image: image, in: dir)
+            kill(daemon.processIdentifier, SIGHUP)
+            let lines = client.read(until: { $0.contains { $0.contains("reload_") } })
+            let failure = try #require(lines.first { $0.contains("\"reload_failed\"") }, "\(image): \(lines.suffix(3))")
+            #expect(failure.contains("overlay.layout: \(image): \(reason) (image of layers[0])"), "\(failure)")
+            let after = client.read(until: { $0.contains { $0.contains("\"coefficients\"") } })
+            #expect(after.contains { $0.contains("\"coefficients\"") }, "no frames after \(image): \(after.suffix(3))")
+        }
+        // The old layout is still in use: putting the good image back reloads.
+        _ = try writeLayout(image: Self.sunglasses, in: dir)
+        kill(daemon.processIdentifier, SIGHUP)
+        let good = client.read(until: { $0.contains { $0.contains("reload_") } })
+        #expect(good.contains { $0.contains("\"reload_ok\"") }, "\(good.suffix(3))")
+        daemon.terminate()
+        daemon.waitUntilExit()
+        #expect(daemon.terminationStatus == 0)
+    }
+
+    // MARK: Helpers
+
+    /// Writes `layout.json` in `dir` with one `eyes` layer showing `image`; returns its path.
+    func writeLayout(image: String, in dir: URL) throws -> String {
+        let layout = dir.appendingPathComponent("layout.json")
+        try Data(#"{"layers": [{"feature": "eyes", "image": "\#(image)"}]}"#.utf8).write(to: layout)
+        return layout.path
+    }
+
+    /// Runs `program` to completion like `Binaries.run`, but kills it after `seconds`: nil then.
+    func runWithDeadline(_ program: String, _ arguments: [String], seconds: Double = Wait.generous) throws
+        -> Binaries.Result?
+    {
+        let p = Process()
+        p.executableURL = Binaries.directory.appendingPathComponent(program)
+        p.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let pid = p.processIdentifier
+        let finished = DispatchSemaphore(value: 0)
+        let killed = Mutex(false)
+        Thread.detachNewThread {
+            if finished.wait(timeout: .now() + seconds) == .timedOut {
+                killed.withLock { $0 = true }
+                kill(pid, SIGKILL)
+            }
+        }
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        finished.signal()
+        if killed.withLock({ $0 }) { return nil }
+        return Binaries.Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                               stderr: String(decoding: e, as: UTF8.self))
+    }
+}
+
+/// A valid 8-bit greyscale PNG of black pixels of any declared size, built without zlib (as
+/// Tests/OverlayTests/OverlayInputLimitTests.swift's `BlackPNG`): one fixed-Huffman deflate block (RFC 1951
+/// 3.2.6) with one literal 0 and then 258-byte copies at distance 1, so 30000x30000 is a 5.7 MB file.
+enum OverlayTestPNG {
+    static func black(width: Int, height: Int) -> Data {
+        let raw = height * (width + 1)  // a filter byte (0) before each row
+        var zlib: [UInt8] = [0x78, 0x01]
+        var bits: UInt64 = 0, count = 0
+        func put(_ value: UInt64, _ n: Int) {
+            bits |= value << UInt64(count)
+            count += n
+            while count >= 8 {
+                zlib.append(UInt8(truncatingIfNeeded: bits))
+                bits >>= 8
+                count -= 8
+            }
+        }
+        put(0b011, 3)  // BFINAL 1, BTYPE 01 (fixed Huffman)
+        put(0x0C, 8)  // literal 0 (code 00110000, sent most significant bit first)
+        var left = raw - 1
+        zlib.reserveCapacity(left / 258 * 13 / 8 + 64)
+        while left >= 258 {
+            put(0xA3, 13)  // length 258 (code 285 = 11000101), then distance code 0 (5 zero bits)
+            left -= 258
+        }
+        for _ in 0..<left { put(0x0C, 8) }
+        put(0, 7)  // end of block
+        if count > 0 { put(0, 8 - count) }
+        zlib += bigEndian(UInt32(raw % 65521) << 16 | 1)  // Adler-32 of zeros
+        let header = bigEndian(UInt32(width)) + bigEndian(UInt32(height)) + [8, 0, 0, 0, 0]
+        var png: [UInt8] = [137, 80, 78, 71, 13, 10, 26, 10]
+        png += chunk("IHDR", header) + chunk("IDAT", zlib) + chunk("IEND", [])
+        return Data(png)
+    }
+
+    static func bigEndian(_ v: UInt32) -> [UInt8] {
+        [UInt8(v >> 24), UInt8(v >> 16 & 255), UInt8(v >> 8 & 255), UInt8(v & 255)]
+    }
+
+    static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+        let body = Array(type.utf8) + data
+        var crc: UInt32 = 0xFFFF_FFFF
+        for b in body {
+            crc ^= UInt32(b)
+            for _ in 0..<8 { crc = crc & 1 != 0 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+        }
+        return bigEndian(UInt32(body.count - 4)) + body + bigEndian(crc ^ 0xFFFF_FFFF)
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import Glibc
+import Overlay
+import Testing
+import WinkCore
+
+/// Overlay images and layouts that are not regular files or are too large (issue 13, fault 1), each with the
+/// input that showed the fault. Inputs are built in a temporary folder.
+struct OverlayInputLimitTests {
+    /// A FIFO as the image used to block the loader forever (it read the whole file with no check).
+    @Test func aFIFOImageIsRefusedWithoutBlocking() throws {
+        let folder = try Paths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fifo = folder.appendingPathComponent("fifo.png").path
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let error = try #require(withDeadline { decodeError(fifo) }, "decoding a FIFO blocked")
+        #expect(error?.exitCode == .noInput, "\(String(describing: error))")
+        #expect(error?.description == "\(fifo): not a regular file (a FIFO)")
+    }
+
+    /// `/dev/zero` as the image used to abort (`std::bad_alloc`) or run into the OOM killer.
+    @Test func aCharacterDeviceImageIsRefused() throws {
+        let error = try #require(withDeadline { decodeError("/dev/zero") }, "decoding /dev/zero did not end")
+        #expect(error?.exitCode == .noInput)
+        #expect(error?.description == "/dev/zero: not a regular file (a character device)")
+    }
+
+    /// A 30000x30000 PNG (a few MB of deflate) used to allocate 3.6 GB before it failed; it is refused from
+    /// its header, before any decoding.
+    @Test func aPNGOverThePixelLimitsIsRefusedFromItsHeader() throws {
+        let folder = try Paths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let huge = folder.appendingPathComponent("huge.png")
+        try BlackPNG.data(width: 30000, height: 30000).write(to: huge)
+        let error = try #require(decodeError(huge.path))
+        #expect(error.exitCode == .dataError)
+        #expect(error.description == "\(huge.path): 30000x30000 pixels, over the limit of 16384 pixels a side "
+            + "for an overlay image", "\(error.description)")
+        // Each side within 16384 but 20 megapixels in all.
+        let wide = folder.appendingPathComponent("wide.png")
+        try BlackPNG.data(width: 5000, height: 4000).write(to: wide)
+        let tooMany = try #require(decodeError(wide.path))
+        #expect(tooMany.exitCode == .dataError)
+        #expect(tooMany.description == "\(wide.path): 5000x4000 pixels, over the limit of 16777216 pixels "
+            + "(4096x4096) for an overlay image", "\(tooMany.description)")
+    }
+
+    /// Exactly at the limits still decodes.
+    @Test func aPNGAtThePixelLimitsDecodes() throws {
+        let folder = try Paths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for (w, h) in [(16384, 1), (4096, 4096)] {
+            let path = folder.appendingPathComponent("\(w)x\(h).png")
+            try BlackPNG.data(width: w, height: h).write(to: path)
+            let image = try OverlayImage.decode(path: path.path)
+            #expect(image.width == w && image.height == h)
+            #expect(image[w - 1, h - 1] == SIMD4(0, 0, 0, 255))
+        }
+    }
+
+    /// A file over 64 MiB is refused by its size, without reading it (a sparse file here).
+    @Test func aFileOverTheSizeLimitIsRefused() throws {
+        let folder = try Paths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let big = folder.appendingPathComponent("big.png")
+        try BlackPNG.data(width: 4, height: 4).write(to: big)
+        let handle = try FileHandle(forWritingTo: big)
+        try handle.truncate(atOffset: (64 << 20) + 1)
+        try handle.close()
+        let error = try #require(decodeError(big.path))
+        #expect(error.exitCode == .dataError)
+        #expect(error.description == "\(big.path): the file is 67108865 bytes, over the limit of 64 MiB "
+            + "for an overlay image", "\(error.description)")
+    }
+
+    /// The renderer names the layer whose image is refused.
+    @Test func theRendererNamesTheLayer() throws {
+        let layout = OverlayLayout(layers: [
+            OverlayLayer(feature: .eyes, image: Paths.overlay("sunglasses_rgba8.png")),
+            OverlayLayer(feature: .mouth, image: "/dev/zero"),
+        ])
+        let error = try #require(withDeadline { () -> OverlayError? in
+            do { _ = try OverlayRenderer(layout: layout) } catch let e as OverlayError { return e } catch {}
+            return nil
+        } ?? nil)
+        #expect(error.description == "/dev/zero: not a regular file (a character device) (image of layers[1])")
+    }
+
+    /// A layout file that is a FIFO or a device blocked or read forever, like the images.
+    @Test func aLayoutThatIsNotARegularFileIsRefused() throws {
+        let folder = try Paths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fifo = folder.appendingPathComponent("layout.json").path
+        #expect(mkfifo(fifo, 0o644) == 0)
+        for (path, kind) in [(fifo, "a FIFO"), ("/dev/zero", "a character device")] {
+            let error = try #require(withDeadline { () -> OverlayError? in
+                do { _ = try OverlayLayout.load(path: path) } catch let e as OverlayError { return e } catch {}
+                return nil
+            }, "loading \(path) did not end")
+            #expect(error?.exitCode == .noInput && error?.description == "\(path): not a regular file (\(kind))",
+                    "\(String(describing: error))")
+        }
+    }
+
+    // MARK: Helpers
+
+    func decodeError(_ path: String) -> OverlayError? {
+        do {
+            _ = try OverlayImage.decode(path: path)
+            return nil
+        } catch {
+            return error as? OverlayError
+        }
+    }
+}
+
+/// Runs `body` on its own thread and waits up to `seconds` for it: nil if it did not return by then (the
+/// thread is left blocked). For calls that used to block forever.
+func withDeadline<T>(_ seconds: Double = 60, _ body: @escaping @Sendable () -> T) -> T? {
+    let box = DeadlineBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        box.value = body()
+        done.signal()
+    }
+    return done.wait(timeout: .now() + seconds) == .success ? box.value : nil
+}
+
+/// The result of a `withDeadline` body, handed from its thread.
+final class DeadlineBox<T>: @unchecked Sendable {
+    var value: T?
+}
+
+/// A valid 8-bit greyscale PNG of black pixels, of any declared size, built without zlib: its deflate
+/// stream is one fixed-Huffman block (RFC 1951 3.2.6) holding one literal 0 and then 258-byte copies at
+/// distance 1 (13 bits each), so a 30000x30000 image (900 MB of pixels) is a 5.7 MB file.
+enum BlackPNG {
+    static func data(width: Int, height: Int) -> Data {
+        let raw = height * (width + 1)  // a filter byte (0) before each row
+        var zlib: [UInt8] = [0x78, 0x01]
+        var bits: UInt64 = 0, count = 0
+        func put(_ value: UInt64, _ n: Int) {
+            bits |= value << UInt64(count)
+            count += n
+            while count >= 8 {
+                zlib.append(UInt8(truncatingIfNeeded: bits))
+                bits >>= 8
+                count -= 8
+            }
+        }
+        // Huffman codes go most significant bit first: these are the fixed codes reversed.
+        let literalZero: UInt64 = 0x0C  // 00110000, 8 bits
+        let length258: UInt64 = 0xA3  // 11000101, 8 bits; distance code 0 (5 zero bits) follows
+        put(0b011, 3)  // BFINAL 1, BTYPE 01 (fixed Huffman)
+        put(literalZero, 8)
+        var left = raw - 1
+        zlib.reserveCapacity(left / 258 * 13 / 8 + 64)
+        while left >= 258 {
+            put(length258, 13)
+            left -= 258
+        }
+        for _ in 0..<left { put(literalZero, 8) }
+        put(0, 7)  // end of block
+        if count > 0 { put(0, 8 - count) }
+        let adler = UInt32(raw % 65521) << 16 | 1  // Adler-32 of zeros: a = 1, b = n mod 65521
+        zlib += bigEndian(adler)
+        var header = bigEndian(UInt32(width)) + bigEndian(UInt32(height))
+        header += [8, 0, 0, 0, 0]  // 8-bit, greyscale, deflate, adaptive filters, not interlaced
+        var png: [UInt8] = [137, 80, 78, 71, 13, 10, 26, 10]
+        png += chunk("IHDR", header) + chunk("IDAT", zlib) + chunk("IEND", [])
+        return Data(png)
+    }
+
+    static func bigEndian(_ v: UInt32) -> [UInt8] {
+        [UInt8(v >> 24), UInt8(v >> 16 & 255), UInt8(v >> 8 & 255), UInt8(v & 255)]
+    }
+
+    static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+        let body = Array(type.utf8) + data
+        return bigEndian(UInt32(data.count)) + body + bigEndian(crc32(body))
+    }
+
+    static let table: [UInt32] = (0..<256).map { n in
+        var c = UInt32(n)
+        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+        return c
+    }
+
+    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        bytes.withUnsafeBufferPointer { p in
+            for b in p { crc = table[Int((crc ^ UInt32(b)) & 255)] ^ (crc >> 8) }
+        }
+        return crc ^ 0xFFFF_FFFF
+    }
+}
