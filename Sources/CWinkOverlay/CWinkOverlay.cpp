@@ -245,6 +245,29 @@ struct Descriptor {
     }
 };
 
+/// Checks, before an image or video is encoded, that `path` can be opened for writing (created if need be),
+/// so a failure of the encoder's own writing afterwards is a write error (a full disk), not a missing folder
+/// (WO_UNREADABLE). `*created` says whether the file was created here (to be removed if nothing is written).
+/// Nothing is truncated. O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of blocking.
+wo_status checkCreatable(const char *path, bool *created, char *message, size_t length) {
+    const int flags = O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+    int fd = open(path, flags | O_CREAT | O_EXCL, 0666);
+    *created = fd >= 0;
+    if (fd < 0 && errno == EEXIST) fd = open(path, flags);
+    if (fd < 0) {
+        say(message, length, std::string("cannot create the file: ") + std::strerror(errno));
+        return WO_UNREADABLE;
+    }
+    close(fd);
+    return WO_OK;
+}
+
+/// Removes `path` if it is a regular file (an incomplete output), leaving devices and symbolic links alone.
+void removeIncomplete(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) unlink(path);
+}
+
 }  // namespace
 
 extern "C" {
@@ -434,15 +457,22 @@ wo_status wo_image_write(const char *path, const uint8_t *bgr, int width, int he
     }
     const wink_codecs_api *codecs = wink_codecs_load(message, message_len);  // says why when it fails
     if (codecs == nullptr) return WO_INTERNAL;
+    bool created = false;
+    const wo_status creatable = checkCreatable(path, &created, message, message_len);
+    if (creatable != WO_OK) return creatable;
     char why[640] = "";
     try {
         cv::Mat frame(height, width, CV_8UC3, const_cast<uint8_t *>(bgr), static_cast<size_t>(stride));
         switch (codecs->imwrite(path, &frame, params.data(), static_cast<int>(params.size()), why, sizeof why)) {
         case WINK_CODECS_OK: return WO_OK;
         case WINK_CODECS_FAILED:
-            say(message, message_len, "cannot write the image file");
-            return WO_UNREADABLE;
+            // The file could be opened a moment ago, so this is the encoding or the writing itself: the plugin
+            // says which (e.g. "No space left on device") and has removed what it could not finish.
+            if (created) removeIncomplete(path);
+            say(message, message_len, std::string("writing failed: ") + (why[0] ? why : "the encoder gave up"));
+            return WO_WRITE_FAILED;
         case WINK_CODECS_ERROR:
+            if (created) removeIncomplete(path);
             say(message, message_len, std::string("cannot write the image file: ") + why);
             return WO_UNREADABLE;
         }
@@ -469,10 +499,14 @@ wo_status wo_video_writer_open(const char *path, int width, int height, double f
     }
     const wink_codecs_api *codecs = wink_codecs_load(message, message_len);  // says why when it fails
     if (codecs == nullptr) return WO_INTERNAL;
+    bool created = false;
+    const wo_status creatable = checkCreatable(path, &created, message, message_len);
+    if (creatable != WO_OK) return creatable;
     char why[640] = "";
     try {
         void *writer = codecs->video_writer_open(path, fourcc, fps, width, height, why, sizeof why);
         if (writer == nullptr) {
+            if (created) removeIncomplete(path);
             say(message, message_len, why);
             return WO_UNREADABLE;
         }

@@ -15,9 +15,12 @@ public enum OverlayErrorCode: ExitCodeKind {
     case notDecodable
     /// A layout that is not valid JSON, misses or mistypes a key, or names an unknown feature. Exit 78.
     case badLayout
-    /// The output file cannot be created or written (no such directory, no permission, no codec).
-    /// Exit 69 (`EX_CANTCREAT`, 73, is not among SPEC.md's codes).
+    /// The output file cannot be created (no such directory, no permission, an unknown extension, no codec).
+    /// Exit 69.
     case output
+    /// The output file was created but writing it failed (a full disk, an I/O error); the incomplete file is
+    /// removed. Exit 74 (`EX_IOERR`).
+    case writeFailed
     /// OpenCV failed while drawing (out of memory). Exit 70.
     case `internal`
 
@@ -27,6 +30,7 @@ public enum OverlayErrorCode: ExitCodeKind {
         case .notDecodable: .dataError
         case .badLayout: .configuration
         case .output: .unavailable
+        case .writeFailed: .ioError
         case .internal: .software
         }
     }

@@ -1,4 +1,5 @@
 import CWinkOverlay
+import Glibc
 import WinkCore
 
 /// What an output path is, by its extension.
@@ -22,18 +23,25 @@ public enum OverlayOutputKind: Sendable, Equatable {
 
 extension OverlayError {
     /// The error for a failed write of `path`: `.internal` (exit 70) when the codec plugin could not be
-    /// loaded or OpenCV failed (`WO_INTERNAL`), otherwise `.output` (exit 69: the file cannot be written).
+    /// loaded or OpenCV failed (`WO_INTERNAL`), `.writeFailed` (exit 74) when the file was created but writing
+    /// it failed (`WO_WRITE_FAILED`: a full disk), otherwise `.output` (exit 69: the file cannot be created).
     static func writing(_ status: wo_status, path: String, message: [CChar], fallback: String) -> OverlayError {
         let reason = String(cString: message)
-        return OverlayError(status == WO_INTERNAL ? .internal : .output, subject: path,
-                            reason: reason.isEmpty ? fallback : reason)
+        let code: OverlayErrorCode = switch status {
+        case WO_INTERNAL: .internal
+        case WO_WRITE_FAILED: .writeFailed
+        default: .output
+        }
+        return OverlayError(code, subject: path, reason: reason.isEmpty ? fallback : reason)
     }
 }
 
 /// Writes a frame's BGR plane as a PNG (compression 9) or JPEG (quality 95), by `path`'s extension, through
-/// OpenCV's `imwrite`.
-/// - Throws: `OverlayError.output` (exit 69) for an unknown extension or a file that cannot be written,
-///   `.internal` (exit 70) when the buffer has no colour plane or the codec plugin cannot be loaded.
+/// OpenCV's `imencode` and a checked write.
+/// - Throws: `OverlayError.output` (exit 69) for an unknown extension or a file that cannot be created,
+///   `.writeFailed` (exit 74) when writing it fails ("writing failed: No space left on device"; the
+///   incomplete file is removed), `.internal` (exit 70) when the buffer has no colour plane or the codec
+///   plugin cannot be loaded.
 public func writeImage(_ buffer: PixelBuffer, to path: String) throws {
     guard buffer.wantsColor else {
         throw OverlayError(.internal, subject: path, reason: "the frame buffer has no BGR plane (wantsColor is false)")
@@ -48,7 +56,11 @@ public func writeImage(_ buffer: PixelBuffer, to path: String) throws {
 }
 
 /// A video file written frame by frame with OpenCV's `VideoWriter` (FFmpeg backend). The codec follows the
-/// extension (see `OverlayOutputKind.video`). Not thread-safe. `close()` (or deinit) finishes the file.
+/// extension (see `OverlayOutputKind.video`). Not thread-safe. `finish(readBack:)` finishes the file and
+/// proves it whole; `close()` (or deinit) only finishes it.
+///
+/// OpenCV 4.6's `VideoWriter` reports no write errors: on a full disk every frame "succeeds" and the file
+/// ends without its index (an MP4 without its moov atom). Hence the reading back.
 public final class OverlayVideoWriter {
     public let path: String
     public let width: Int
@@ -93,10 +105,48 @@ public final class OverlayVideoWriter {
         frameCount += 1
     }
 
-    /// Finishes the file. Idempotent.
+    /// Finishes the file. Idempotent. Says nothing of write errors: see `finish(readBack:)`.
     public func close() {
         if let handle { wo_video_writer_close(handle) }
         handle = nil
+    }
+
+    /// Finishes the file and reads it back with `readBack` (e.g. Capture's `VideoFileSource`), counting its
+    /// frames: it must open as a video and hold every frame written. Reading back decodes the whole file once
+    /// (a fraction of the time the frames took to draw, which includes finding the faces).
+    /// - Throws: `OverlayError.writeFailed` (exit 74) when the file is unreadable or short, e.g. "writing
+    ///   failed: No space left on device (the file holds 0 of 72 frames); the incomplete file was removed"
+    ///   (the cause is named when the file system has no space left); the file is removed.
+    public func finish(readBack: (String) throws -> any FrameSource) throws {
+        close()
+        let expected = frameCount
+        var problem: String?
+        do {
+            let source = try readBack(path)
+            defer { source.close() }
+            let buffer = PixelBuffer()
+            var frames = 0
+            while try source.read(into: buffer) != nil { frames += 1 }
+            if frames != expected { problem = "the file holds \(frames) of \(expected) frames" }
+        } catch {
+            var reason = (error as? ExitCodeError)?.description ?? "\(error)"
+            if reason.hasPrefix(path + ": ") { reason.removeFirst(path.count + 2) }
+            problem = "the file does not read back: \(reason)"
+        }
+        guard let problem else { return }
+        let cause = Self.fileSystemIsFull(at: path) ? "No space left on device (\(problem))" : problem
+        var st = stat()
+        if lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { unlink(path) }
+        throw OverlayError(.writeFailed, subject: path,
+                           reason: "writing failed: \(cause); the incomplete file was removed")
+    }
+
+    /// Whether the file system holding `path` has no free block left (for the one who writes: root may use
+    /// the blocks reserved for it).
+    static func fileSystemIsFull(at path: String) -> Bool {
+        var fs = statvfs()
+        guard statvfs(path, &fs) == 0 else { return false }
+        return (geteuid() == 0 ? fs.f_bfree : fs.f_bavail) == 0
     }
 }
 
@@ -116,12 +166,15 @@ public enum OverlayRun {
     ///   - output: `.png`/`.jpg` for an image, a video extension for a video (see `OverlayOutputKind`).
     ///   - mirrored: whether the input is a mirror image and `faces` are un-mirrored (see
     ///     `OverlayRenderer.render(_:on:mirrored:)`).
+    ///   - readBack: opens a written video to prove it whole (e.g. `{ try VideoFileSource(path: $0) }`); see
+    ///     `OverlayVideoWriter.finish(readBack:)`. Not used for an image output.
     ///   - faces: the faces of one frame (e.g. `FaceTracker.detectAll`).
     /// - Throws: `OverlayError.output` for an unknown output extension, an image output from an input with
-    ///   more than one frame, or a write failure; whatever `source` and `faces` throw.
+    ///   more than one frame, or an output that cannot be created; `.writeFailed` (exit 74) when writing
+    ///   fails (a full disk); whatever `source` and `faces` throw.
     public static func run(
         source: any FrameSource, output: String, renderer: OverlayRenderer, mirrored: Bool = false,
-        faces: (PixelBuffer) throws -> [FaceObservation]
+        readBack: (String) throws -> any FrameSource, faces: (PixelBuffer) throws -> [FaceObservation]
     ) throws -> OverlayRunSummary {
         guard let kind = OverlayOutputKind(path: output) else {
             throw OverlayError(
@@ -155,6 +208,7 @@ public enum OverlayRun {
             }
             summary.frames += 1
         }
+        try writer?.finish(readBack: readBack)
         return summary
     }
 }

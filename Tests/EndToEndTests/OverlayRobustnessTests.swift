@@ -3,8 +3,8 @@ import Glibc
 import Synchronization
 import Testing
 
-/// `winkctl overlay` and winkd's overlay with bad images (issue 13, fault 1), each with the input that showed
-/// the fault, built in a temporary folder.
+/// `winkctl overlay` and winkd's overlay with bad images and a full disk (issue 13, faults 1 and 2), each
+/// with the input that showed the fault, built in a temporary folder.
 @Suite(.serialized)
 struct OverlayRobustnessTests {
     static let still = Binaries.fixture("images/expressions/0-f1-su-ph.jpg")
@@ -33,6 +33,47 @@ struct OverlayRobustnessTests {
                 "winkctl overlay with \(image) did not end")
             #expect(r.status == status, "\(image): \(r.stderr.prefix(400))")
             #expect(r.stderrLines == ["winkctl: \(image): \(reason) (image of layers[0])"], "\(r.stderr.prefix(400))")
+        }
+    }
+
+    /// `winkctl overlay --layout L single_face.mp4 -o out.mp4` on a nearly full file system said "72 frame(s)
+    /// ... drawn" and exited 0, leaving a file without its moov atom. Now it exits 74 with one line, and the
+    /// incomplete file is removed. The full disk is a 200 KiB tmpfs (tests run as root here and in CI).
+    @Test(.enabled(if: SmallDisk.available, SmallDisk.unavailableReason))
+    func overlayVideoToAFullDiskIsAWriteError() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let layout = try writeLayout(image: Self.sunglasses, in: dir)
+        for name in ["out.mp4", "out.avi"] {
+            let disk = try SmallDisk(in: dir)
+            defer { disk.unmount() }
+            let out = disk.path + "/" + name
+            let r = try Binaries.run(
+                "winkctl", ["overlay", "--layout", layout, Binaries.fixture("video/single_face.mp4"), "-o", out])
+            #expect(r.status == 74, "\(name): \(r.stderr)")
+            #expect(r.stderrLines.count == 1 && r.stderrLines.first?.hasPrefix(
+                "winkctl: \(out): writing failed: No space left on device") == true, "\(r.stderr)")
+            #expect(!r.stderr.contains("drawn") && r.stdout.isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: out), "the incomplete \(name) was left behind")
+        }
+    }
+
+    /// A still written to a full file system or to /dev/full exited 69 ("cannot write the image file", the
+    /// code for an output that cannot be created) after libpng's own "libpng error: Write Error" line.
+    @Test(.enabled(if: SmallDisk.available, SmallDisk.unavailableReason))
+    func overlayStillToAFullDiskIsAWriteError() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let layout = try writeLayout(image: Self.sunglasses, in: dir)
+        let disk = try SmallDisk(in: dir)
+        defer { disk.unmount() }
+        disk.fill()
+        let symlink = dir.appendingPathComponent("full.png").path
+        try FileManager.default.createSymbolicLink(atPath: symlink, withDestinationPath: "/dev/full")
+        for out in [disk.path + "/out.png", disk.path + "/out.jpg", symlink] {
+            let r = try Binaries.run("winkctl", ["overlay", "--layout", layout, Self.still, "-o", out])
+            #expect(r.status == 74, "\(out): \(r.stderr)")
+            #expect(r.stderrLines == ["winkctl: \(out): writing failed: No space left on device"], "\(r.stderr)")
         }
     }
 
@@ -130,6 +171,53 @@ struct OverlayRobustnessTests {
         if killed.withLock({ $0 }) { return nil }
         return Binaries.Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
                                stderr: String(decoding: e, as: UTF8.self))
+    }
+}
+
+/// A 200 KiB tmpfs mounted in a temporary folder: a full disk without filling a real one. Needs root (the
+/// tests run as root here and in CI); where mounting is refused, the tests using it are skipped, saying why.
+struct SmallDisk {
+    let path: String
+
+    /// Whether a tmpfs can be mounted here (tried once).
+    static let available: Bool = {
+        guard let dir = try? Binaries.temporaryDirectory() else { return false }
+        defer { try? FileManager.default.removeItem(at: dir) }
+        guard let disk = try? SmallDisk(in: dir) else { return false }
+        disk.unmount()
+        return true
+    }()
+    static let unavailableReason: Comment = "mounting a 200 KiB tmpfs was refused (not root?): full-disk tests skipped"
+
+    struct MountRefused: Error {}
+
+    init(in dir: URL) throws {
+        path = dir.appendingPathComponent("disk").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let mount = Process()
+        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mount.arguments = ["-t", "tmpfs", "-o", "size=200k", "tmpfs", path]
+        mount.standardError = FileHandle.nullDevice
+        try mount.run()
+        mount.waitUntilExit()
+        guard mount.terminationStatus == 0 else { throw MountRefused() }
+    }
+
+    /// Writes a file until the disk is full.
+    func fill() {
+        let fd = open(path + "/filler", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard fd >= 0 else { return }
+        let block = [UInt8](repeating: 0, count: 4096)
+        while block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+        close(fd)
+    }
+
+    func unmount() {
+        let umount = Process()
+        umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+        umount.arguments = [path]
+        try? umount.run()
+        umount.waitUntilExit()
     }
 }
 

@@ -1,11 +1,12 @@
+import Capture
 import Foundation
 import Glibc
 import Overlay
 import Testing
 import WinkCore
 
-/// Overlay images and layouts that are not regular files or are too large (issue 13, fault 1), each with the
-/// input that showed the fault. Inputs are built in a temporary folder.
+/// Overlay images and layouts that are not regular files or are too large, and writes that fail (issue 13,
+/// faults 1 and 2), each with the input that showed the fault. Inputs are built in a temporary folder.
 struct OverlayInputLimitTests {
     /// A FIFO as the image used to block the loader forever (it read the whole file with no check).
     @Test func aFIFOImageIsRefusedWithoutBlocking() throws {
@@ -102,6 +103,74 @@ struct OverlayInputLimitTests {
         }
     }
 
+    /// A still written to a full device used to exit 69 like an output that cannot be created, with libpng's
+    /// own "libpng error" line; it is a write error (74) naming the cause.
+    @Test func aStillWrittenToAFullDeviceIsAWriteError() throws {
+        let folder = try Paths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let frame = solidFrame(width: 64, height: 48, bgr: [10, 200, 30])
+        for name in ["full.png", "full.jpg"] {
+            let path = folder.appendingPathComponent(name).path
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/dev/full")
+            #expect {
+                try writeImage(frame, to: path)
+            } throws: { error in
+                let e = error as? OverlayError
+                return e?.exitCode == .ioError && e?.description == "\(path): writing failed: No space left on device"
+            }
+            #expect(FileManager.default.fileExists(atPath: "/dev/full"))
+        }
+    }
+
+    /// A video written to a full file system (a 200 KiB tmpfs): OpenCV's VideoWriter took every frame and
+    /// left a file without its moov atom, and the run succeeded. Reading it back now fails the run (74) and
+    /// removes the file.
+    @Test(.enabled(if: TinyDisk.available, "mounting a 200 KiB tmpfs was refused (not root?): skipped"))
+    func aVideoWrittenToAFullDiskIsAWriteError() throws {
+        let folder = try Paths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let disk = try TinyDisk(in: folder)
+        defer { disk.unmount() }
+        for name in ["out.mp4", "out.avi"] {
+            let output = disk.path + "/" + name
+            let input = Paths.video.appendingPathComponent("single_face.mp4").path
+            #expect {
+                try OverlayRun.run(
+                    source: try openMediaFile(path: input), output: output,
+                    renderer: try OverlayRenderer(layers: [], images: []), readBack: readBack
+                ) { _ in [] }
+            } throws: { error in
+                let e = error as? OverlayError
+                return e?.exitCode == .ioError && e?.subject == output
+                    && e?.reason.hasPrefix("writing failed: No space left on device (") == true
+                    && e?.reason.hasSuffix("); the incomplete file was removed") == true
+            }
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+    }
+
+    /// A written video that reads back short is a write error naming the count, whatever the cause.
+    @Test func aVideoThatReadsBackShortIsAWriteError() throws {
+        let folder = try Paths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("short.avi").path
+        let writer = try OverlayVideoWriter(path: path, width: 32, height: 24, framesPerSecond: 30)
+        let frame = solidFrame(width: 32, height: 24, bgr: [0, 0, 255])
+        for _ in 0..<5 { try writer.write(frame) }
+        #expect {
+            try writer.finish { _ in ShortSource(frames: 3) }
+        } throws: { error in
+            (error as? OverlayError)?.description
+                == "\(path): writing failed: the file holds 3 of 5 frames; the incomplete file was removed"
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+        // The real file reads back whole.
+        let whole = try OverlayVideoWriter(path: path, width: 32, height: 24, framesPerSecond: 30)
+        for _ in 0..<5 { try whole.write(frame) }
+        try whole.finish(readBack: readBack)
+        #expect(FileManager.default.fileExists(atPath: path))
+    }
+
     // MARK: Helpers
 
     func decodeError(_ path: String) -> OverlayError? {
@@ -111,6 +180,58 @@ struct OverlayInputLimitTests {
         } catch {
             return error as? OverlayError
         }
+    }
+}
+
+/// A source of `frames` black frames.
+final class ShortSource: FrameSource {
+    let name = "short"
+    let isLive = false
+    let nominalFrameRate: Double? = 30
+    var left: Int
+    init(frames: Int) { left = frames }
+    func read(into buffer: PixelBuffer) throws -> FrameInfo? {
+        guard left > 0 else { return nil }
+        left -= 1
+        buffer.resize(width: 32, height: 24)
+        return FrameInfo(index: 0, time: 0, monotonicNanoseconds: 0)
+    }
+    func close() {}
+}
+
+/// A 200 KiB tmpfs mounted in a temporary folder: a full disk without filling a real one (as
+/// Tests/EndToEndTests/OverlayRobustnessTests.swift's `SmallDisk`). Needs root, as the tests have here and in CI.
+struct TinyDisk {
+    let path: String
+
+    static let available: Bool = {
+        guard let folder = try? Paths.temporaryFolder() else { return false }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        guard let disk = try? TinyDisk(in: folder) else { return false }
+        disk.unmount()
+        return true
+    }()
+
+    struct MountRefused: Error {}
+
+    init(in folder: URL) throws {
+        path = folder.appendingPathComponent("disk").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        guard Self.command("/bin/mount", ["-t", "tmpfs", "-o", "size=200k", "tmpfs", path]) == 0 else {
+            throw MountRefused()
+        }
+    }
+
+    func unmount() { _ = Self.command("/bin/umount", [path]) }
+
+    static func command(_ program: String, _ arguments: [String]) -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: program)
+        p.arguments = arguments
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return -1 }
+        p.waitUntilExit()
+        return p.terminationStatus
     }
 }
 

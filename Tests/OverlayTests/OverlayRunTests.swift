@@ -5,6 +5,9 @@ import Overlay
 import Testing
 import WinkCore
 
+/// How the runs read a written video back: FFmpeg through Capture, as `winkctl overlay` does.
+func readBack(_ path: String) throws -> any FrameSource { try VideoFileSource(path: path) }
+
 /// Whole runs with the real detector and the Debian 68-point model (package libdlib-data).
 @Suite(.serialized)
 struct OverlayRunTests {
@@ -27,7 +30,9 @@ struct OverlayRunTests {
         let input = Paths.expressions.appendingPathComponent("multi_face.jpg").path
         let output = folder.appendingPathComponent("multi.png").path
         var found: [FaceObservation] = []
-        let summary = try OverlayRun.run(source: try openMediaFile(path: input), output: output, renderer: renderer) {
+        let summary = try OverlayRun.run(
+            source: try openMediaFile(path: input), output: output, renderer: renderer, readBack: readBack
+        ) {
             found = try tracker.detectAll($0, upsample: 1)
             return found
         }
@@ -55,8 +60,9 @@ struct OverlayRunTests {
         let input = Paths.video.appendingPathComponent("single_face.mp4").path
         for name in ["out.mp4", "out.avi"] {
             let output = folder.appendingPathComponent(name).path
-            let summary = try OverlayRun.run(source: try openMediaFile(path: input), output: output, renderer: renderer)
-            {
+            let summary = try OverlayRun.run(
+                source: try openMediaFile(path: input), output: output, renderer: renderer, readBack: readBack
+            ) {
                 try tracker.detectAll($0, upsample: 0)
             }
             #expect(summary.frames == 72)
@@ -97,7 +103,7 @@ struct OverlayRunTests {
         #expect {
             try OverlayRun.run(
                 source: try openMediaFile(path: input), output: folder.appendingPathComponent("x.png").path,
-                renderer: renderer
+                renderer: renderer, readBack: readBack
             ) { _ in [] }
         } throws: { error in (error as? OverlayError)?.code == .output }
     }

@@ -27,6 +27,7 @@ typedef enum wo_status {
     WO_BAD_ARGUMENT = 4,   // a size, stride or extension the call cannot use
     WO_INTERNAL = 5,       // OpenCV failed (out of memory, codec missing)
     WO_TOO_LARGE = 6,      // an image file or its pixel size over the limits below
+    WO_WRITE_FAILED = 7,   // an output could be created but writing it failed (a full disk, an I/O error)
 } wo_status;
 
 /// Limits on an overlay image, checked before anything is decoded. An overlay is drawn on a face, resampled
@@ -89,7 +90,9 @@ wo_status wo_layer_draw(wo_layer *layer, uint8_t *bgr, int width, int height, in
                         int *drawn_pixels);
 
 /// Writes a BGR frame as an image; the format follows the extension (`.png`, `.jpg`/`.jpeg`; JPEG
-/// quality 95). Returns WO_BAD_ARGUMENT for another extension, WO_UNREADABLE when the file cannot be written.
+/// quality 95). Returns WO_BAD_ARGUMENT for another extension, WO_UNREADABLE when the file cannot be created
+/// (no such folder, no permission), WO_WRITE_FAILED when writing it fails (a full disk; `message` gives the
+/// system's reason, e.g. "writing failed: No space left on device"; the incomplete file is removed).
 wo_status wo_image_write(const char *path, const uint8_t *bgr, int width, int height, int stride,
                          char *message, size_t message_len);
 
@@ -98,12 +101,15 @@ typedef struct wo_video_writer wo_video_writer;
 
 /// Opens `path` for `width` x `height` frames at `fps` frames per second. The codec follows the extension:
 /// `.mp4`/`.m4v`/`.mov` -> MPEG-4 Part 2 (FourCC `mp4v`), `.avi`/`.mkv` -> Motion JPEG (`MJPG`).
-/// Returns WO_BAD_ARGUMENT for another extension, WO_UNREADABLE when the writer cannot be opened.
+/// Returns WO_BAD_ARGUMENT for another extension, WO_UNREADABLE when the file cannot be created or the writer
+/// cannot be opened.
 wo_status wo_video_writer_open(const char *path, int width, int height, double fps, wo_video_writer **out,
                                char *message, size_t message_len);
 /// Appends one BGR frame of the size given at open time.
 wo_status wo_video_writer_write(wo_video_writer *writer, const uint8_t *bgr, int stride);
-/// Finishes the file and frees the writer.
+/// Finishes the file and frees the writer. OpenCV 4.6's VideoWriter reports no write errors (write and
+/// release return nothing; a full disk leaves a file without its index), so a caller that must know the file
+/// is whole reads it back (the Overlay module does: `OverlayVideoWriter.finish(readBack:)`).
 void wo_video_writer_close(wo_video_writer *writer);
 
 // ---- Plot canvas (Plot.cpp), for `winkctl analyze --plot`: a white BGR image drawn with OpenCV's

@@ -58,8 +58,11 @@ enum OverlayCommand {
         // Stills: one x2 upsampling finds faces from about 40 px; video frames (webcam-like, large faces) are
         // searched at their own size to keep the run near real time.
         let upsample = isStill ? 1 : 0
-        let summary = try OverlayRun.run(source: source, output: output, renderer: renderer, mirrored: mirrored) {
-            buffer in
+        // A written video is read back (OpenCV's VideoWriter reports no write errors): exit 74 if incomplete.
+        let summary = try OverlayRun.run(
+            source: source, output: output, renderer: renderer, mirrored: mirrored,
+            readBack: { try VideoFileSource(path: $0) }
+        ) { buffer in
             try tracker.detectAll(buffer, upsample: upsample)
         }
         printError("overlay: \(summary.frames) frame(s), \(summary.faces) face(s) drawn -> \(output)")
