@@ -175,6 +175,13 @@ public struct ClipScore: Sendable {
     public var byEvent: [String: Score] = [:]
     /// Human-readable lines for each false positive and miss.
     public var findings: [String] = []
+    /// Every unmatched occurrence counted as a false positive, in emission order.
+    public var falseOccurrences: [(event: String, frame: Int)] = []
+
+    /// The false positives of `winkLeft` and `winkRight` (a wink types a key: the costliest mistake).
+    public var falseWinks: [(event: String, frame: Int)] {
+        falseOccurrences.filter { $0.event == EventName.winkLeft || $0.event == EventName.winkRight }
+    }
     public var total: Score { byEvent.values.reduce(Score(), +) }
 }
 
@@ -195,6 +202,7 @@ public func score(events: [ExpressionEvent], labels: ClipLabels) -> ClipScore {
         if labels.absent.contains(e.event) {
             s.falsePositives += 1
             result.findings.append("false positive: \(e.event) at frame \(e.frame) (labelled absent)")
+            result.falseOccurrences.append((e.event, e.frame))
             continue
         }
         if let i = expected.indices.first(where: { i in
@@ -213,6 +221,7 @@ public func score(events: [ExpressionEvent], labels: ClipLabels) -> ClipScore {
         if !ignored {
             s.falsePositives += 1
             result.findings.append("false positive: \(e.event) at frame \(e.frame)")
+            result.falseOccurrences.append((e.event, e.frame))
         }
     }
     for (i, x) in expected.enumerated() where !matched[i] {

@@ -29,7 +29,7 @@ enum EvaluateCommand {
         var video: String
         var score: ClipScore
         /// False positives of `winkLeft`/`winkRight`, as "winkLeft@frame".
-        var falseWinks: [String]
+        var falseWinks: [String] { score.falseWinks.map { "\($0.event)@\($0.frame)" } }
 
         enum CodingKeys: String, CodingKey { case labels, video, total, events, findings, falseWinks }
         func encode(to encoder: Encoder) throws {
@@ -79,12 +79,7 @@ enum EvaluateCommand {
                 events = try pipeline.events(of: try openMediaFile(path: labels.video))
             }
             let result = score(events: events, labels: labels)
-            let falseWinks = result.findings.compactMap { line -> String? in
-                guard line.hasPrefix("false positive: wink") else { return nil }
-                let parts = line.split(separator: " ")  // false positive: winkLeft at frame 12 ...
-                return parts.count >= 6 ? "\(parts[2])@\(parts[5])" : String(line)
-            }
-            let clip = ClipResult(labels: file, video: labels.video, score: result, falseWinks: falseWinks)
+            let clip = ClipResult(labels: file, video: labels.video, score: result)
             clips.append(clip)
             if !json {
                 let t = result.total
@@ -122,24 +117,16 @@ enum EvaluateCommand {
         return .ok
     }
 
-    /// The labels files named by `inputs`: files as given, folders expanded to their `*.labels.json` (from
-    /// their `labels/` subfolder when they have one), sorted; labels for still images in a folder are left
-    /// out (evaluate scores clips).
-    /// - Throws: `LabelsError` (66) for a path that does not exist, is not a regular file or folder, or a
-    ///   folder without labels files.
+    /// The labels files named by `inputs`: folders expanded to their `*.labels.json` (from their `labels/`
+    /// subfolder when they have one), sorted, leaving out labels for still images (evaluate scores clips);
+    /// anything else as given, for `ClipLabels.load` to read or refuse.
+    /// - Throws: `LabelsError` (66) for a folder without clip labels files.
     static func labelsFiles(_ inputs: [String]) throws -> [String] {
         var files: [String] = []
         let fm = FileManager.default
         for input in inputs {
             var isFolder: ObjCBool = false
-            guard fm.fileExists(atPath: input, isDirectory: &isFolder) else {
-                throw LabelsError(path: input, reason: "no such labels file", exitCode: .noInput)
-            }
-            guard isFolder.boolValue else {
-                let type = (try? fm.attributesOfItem(atPath: input)[.type] as? FileAttributeType) ?? nil
-                guard type == .typeRegular else {
-                    throw LabelsError(path: input, reason: "not a regular file", exitCode: .noInput)
-                }
+            guard fm.fileExists(atPath: input, isDirectory: &isFolder), isFolder.boolValue else {
                 files.append(input)
                 continue
             }
