@@ -30,6 +30,11 @@ enum Binaries {
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         p.environment = env
+        return try capture(p)
+    }
+
+    /// Runs the prepared `process` to completion, its stdout and stderr captured.
+    static func capture(_ p: Process) throws -> Result {
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// A raw client of the event socket: connect, read lines.
 final class RawClient {

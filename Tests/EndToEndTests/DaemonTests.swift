@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import WinkCore
 
 /// `winkd --source FILE --socket S` with `winkctl events --socket S` as a client: the real binaries.

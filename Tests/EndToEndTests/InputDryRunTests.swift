@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `winkctl input --dry-run` against a real winkd playing the left-wink fixture.
 @Suite(.serialized)

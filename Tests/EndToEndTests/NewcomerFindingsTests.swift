@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Faults a newcomer found by trying the programs with bad input, each with the input that showed it.
 @Suite(.serialized)

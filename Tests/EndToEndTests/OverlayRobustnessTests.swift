@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+import TestSupport
 
 /// `winkctl overlay` and winkd's overlay with bad images and a full disk (issue 13, faults 1 and 2), each
 /// with the input that showed the fault, built in a temporary folder.
@@ -10,16 +11,22 @@ struct OverlayRobustnessTests {
     static let still = Binaries.fixture("images/expressions/0-f1-su-ph.jpg")
     static let sunglasses = Binaries.fixture("overlays/sunglasses_rgba8.png")
 
+    /// The issue's inputs in `dir`: a FIFO named like a PNG, and a valid 30000x30000 PNG (5.7 MB).
+    func badImages(in dir: URL) throws -> (fifo: String, huge: URL) {
+        let fifo = dir.appendingPathComponent("fifo.png").path
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let huge = dir.appendingPathComponent("huge.png")
+        try BlackPNG.data(width: 30000, height: 30000).write(to: huge)
+        return (fifo, huge)
+    }
+
     /// A FIFO, `/dev/zero` and a 30000x30000 PNG as a layer's image: `winkctl overlay` blocked forever, aborted
     /// with `std::bad_alloc` (or met the OOM killer), and allocated 3.6 GB (4.5 GB peak) before exiting 65.
     /// Now each is one line naming the image and the problem, exit 66 or 65, before anything is decoded.
     @Test func overlayRefusesImagesThatAreNotRegularFilesOrTooLarge() throws {
         let dir = try Binaries.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let fifo = dir.appendingPathComponent("fifo.png").path
-        #expect(mkfifo(fifo, 0o644) == 0)
-        let huge = dir.appendingPathComponent("huge.png")
-        try OverlayTestPNG.black(width: 30000, height: 30000).write(to: huge)
+        let (fifo, huge) = try badImages(in: dir)
         let cases: [(String, Int32, String)] = [
             (fifo, 66, "not a regular file (a FIFO)"),
             ("/dev/zero", 66, "not a regular file (a character device)"),
@@ -39,13 +46,13 @@ struct OverlayRobustnessTests {
     /// `winkctl overlay --layout L single_face.mp4 -o out.mp4` on a nearly full file system said "72 frame(s)
     /// ... drawn" and exited 0, leaving a file without its moov atom. Now it exits 74 with one line, and the
     /// incomplete file is removed. The full disk is a 200 KiB tmpfs (tests run as root here and in CI).
-    @Test(.enabled(if: SmallDisk.available, SmallDisk.unavailableReason))
+    @Test(.enabled(if: TinyDisk.available, Comment(rawValue: TinyDisk.unavailableReason)))
     func overlayVideoToAFullDiskIsAWriteError() throws {
         let dir = try Binaries.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let layout = try writeLayout(image: Self.sunglasses, in: dir)
         for name in ["out.mp4", "out.avi"] {
-            let disk = try SmallDisk(in: dir)
+            let disk = try TinyDisk(in: dir)
             defer { disk.unmount() }
             let out = disk.path + "/" + name
             let r = try Binaries.run(
@@ -60,12 +67,12 @@ struct OverlayRobustnessTests {
 
     /// A still written to a full file system or to /dev/full exited 69 ("cannot write the image file", the
     /// code for an output that cannot be created) after libpng's own "libpng error: Write Error" line.
-    @Test(.enabled(if: SmallDisk.available, SmallDisk.unavailableReason))
+    @Test(.enabled(if: TinyDisk.available, Comment(rawValue: TinyDisk.unavailableReason)))
     func overlayStillToAFullDiskIsAWriteError() throws {
         let dir = try Binaries.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let layout = try writeLayout(image: Self.sunglasses, in: dir)
-        let disk = try SmallDisk(in: dir)
+        let disk = try TinyDisk(in: dir)
         defer { disk.unmount() }
         disk.fill()
         let symlink = dir.appendingPathComponent("full.png").path
@@ -84,10 +91,7 @@ struct OverlayRobustnessTests {
     @Test func aReloadWithABadOverlayImageFailsAndKeepsServing() throws {
         let dir = try Binaries.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let fifo = dir.appendingPathComponent("fifo.png").path
-        #expect(mkfifo(fifo, 0o644) == 0)
-        let huge = dir.appendingPathComponent("huge.png")
-        try OverlayTestPNG.black(width: 30000, height: 30000).write(to: huge)
+        let (fifo, huge) = try badImages(in: dir)
         _ = try writeLayout(image: Self.sunglasses, in: dir)
         let config = dir.appendingPathComponent("winkd.json")
         let device = dir.appendingPathComponent("no-such-output").path  // the output fails; the layout still loads
@@ -171,102 +175,5 @@ struct OverlayRobustnessTests {
         if killed.withLock({ $0 }) { return nil }
         return Binaries.Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
                                stderr: String(decoding: e, as: UTF8.self))
-    }
-}
-
-/// A 200 KiB tmpfs mounted in a temporary folder: a full disk without filling a real one. Needs root (the
-/// tests run as root here and in CI); where mounting is refused, the tests using it are skipped, saying why.
-struct SmallDisk {
-    let path: String
-
-    /// Whether a tmpfs can be mounted here (tried once).
-    static let available: Bool = {
-        guard let dir = try? Binaries.temporaryDirectory() else { return false }
-        defer { try? FileManager.default.removeItem(at: dir) }
-        guard let disk = try? SmallDisk(in: dir) else { return false }
-        disk.unmount()
-        return true
-    }()
-    static let unavailableReason: Comment = "mounting a 200 KiB tmpfs was refused (not root?): full-disk tests skipped"
-
-    struct MountRefused: Error {}
-
-    init(in dir: URL) throws {
-        path = dir.appendingPathComponent("disk").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        let mount = Process()
-        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mount.arguments = ["-t", "tmpfs", "-o", "size=200k", "tmpfs", path]
-        mount.standardError = FileHandle.nullDevice
-        try mount.run()
-        mount.waitUntilExit()
-        guard mount.terminationStatus == 0 else { throw MountRefused() }
-    }
-
-    /// Writes a file until the disk is full.
-    func fill() {
-        let fd = open(path + "/filler", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard fd >= 0 else { return }
-        let block = [UInt8](repeating: 0, count: 4096)
-        while block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
-        close(fd)
-    }
-
-    func unmount() {
-        let umount = Process()
-        umount.executableURL = URL(fileURLWithPath: "/bin/umount")
-        umount.arguments = [path]
-        try? umount.run()
-        umount.waitUntilExit()
-    }
-}
-
-/// A valid 8-bit greyscale PNG of black pixels of any declared size, built without zlib (as
-/// Tests/OverlayTests/OverlayInputLimitTests.swift's `BlackPNG`): one fixed-Huffman deflate block (RFC 1951
-/// 3.2.6) with one literal 0 and then 258-byte copies at distance 1, so 30000x30000 is a 5.7 MB file.
-enum OverlayTestPNG {
-    static func black(width: Int, height: Int) -> Data {
-        let raw = height * (width + 1)  // a filter byte (0) before each row
-        var zlib: [UInt8] = [0x78, 0x01]
-        var bits: UInt64 = 0, count = 0
-        func put(_ value: UInt64, _ n: Int) {
-            bits |= value << UInt64(count)
-            count += n
-            while count >= 8 {
-                zlib.append(UInt8(truncatingIfNeeded: bits))
-                bits >>= 8
-                count -= 8
-            }
-        }
-        put(0b011, 3)  // BFINAL 1, BTYPE 01 (fixed Huffman)
-        put(0x0C, 8)  // literal 0 (code 00110000, sent most significant bit first)
-        var left = raw - 1
-        zlib.reserveCapacity(left / 258 * 13 / 8 + 64)
-        while left >= 258 {
-            put(0xA3, 13)  // length 258 (code 285 = 11000101), then distance code 0 (5 zero bits)
-            left -= 258
-        }
-        for _ in 0..<left { put(0x0C, 8) }
-        put(0, 7)  // end of block
-        if count > 0 { put(0, 8 - count) }
-        zlib += bigEndian(UInt32(raw % 65521) << 16 | 1)  // Adler-32 of zeros
-        let header = bigEndian(UInt32(width)) + bigEndian(UInt32(height)) + [8, 0, 0, 0, 0]
-        var png: [UInt8] = [137, 80, 78, 71, 13, 10, 26, 10]
-        png += chunk("IHDR", header) + chunk("IDAT", zlib) + chunk("IEND", [])
-        return Data(png)
-    }
-
-    static func bigEndian(_ v: UInt32) -> [UInt8] {
-        [UInt8(v >> 24), UInt8(v >> 16 & 255), UInt8(v >> 8 & 255), UInt8(v & 255)]
-    }
-
-    static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
-        let body = Array(type.utf8) + data
-        var crc: UInt32 = 0xFFFF_FFFF
-        for b in body {
-            crc ^= UInt32(b)
-            for _ in 0..<8 { crc = crc & 1 != 0 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
-        }
-        return bigEndian(UInt32(body.count - 4)) + body + bigEndian(crc ^ 0xFFFF_FFFF)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// Issue 13, fault 6, as winkd and its clients meet it: a `"socket": {"mode": "0660"}` socket in a
 /// directory winkd creates (under systemd's UMask=0077) kept group members out with EACCES; a user
@@ -19,15 +20,7 @@ struct SocketDirectoryEndToEndTests {
         p.arguments = ["--reuid=nobody", "--regid=nogroup"] + (groups.isEmpty ? ["--clear-groups"] : ["--groups=" + groups.joined(separator: ",")])
             + [Binaries.directory.appendingPathComponent(program).path] + arguments
         p.environment = environment
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Binaries.Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                               stderr: String(decoding: e, as: UTF8.self))
+        return try Binaries.capture(p)
     }
 
     /// A temporary directory others may enter (Binaries' own is 0755 too; this makes it explicit).

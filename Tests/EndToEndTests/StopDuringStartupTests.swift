@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// Issue 13, fault 8: a SIGTERM while winkd loads the model (a cold cache: about 1 s) used to exit 0 at
 /// once, without `bye` to the clients that had connected (they are greeted before the model loads) and

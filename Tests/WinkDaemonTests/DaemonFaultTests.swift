@@ -4,6 +4,7 @@ import FaceTracking
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 import WinkCore
 @testable import WinkDaemon
 
@@ -171,13 +172,6 @@ final class ScriptedCamera: V4L2Syscalls, @unchecked Sendable {
         usleep(UInt32(min(timeoutMilliseconds, 50)) * 1000)
         return false
     }
-}
-
-/// How long the daemon tests wait for something they expect: they go on the moment it happens, so the
-/// deadline can be generous; a few fixed seconds were not enough on a busy 2-core machine. Waiting to see
-/// that nothing happens stays a short fixed sleep.
-enum Wait {
-    static let generous: Double = 60
 }
 
 /// Collects what the daemon publishes.

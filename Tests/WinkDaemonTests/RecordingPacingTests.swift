@@ -3,6 +3,7 @@ import EventServer
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 import WinkCore
 @testable import WinkDaemon
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import WinkDaemon
 
 /// A stand-in for systemd's notify socket: a datagram socket bound to a file in a temporary directory or to
