@@ -22,16 +22,8 @@ extern "C" {
 
 namespace {
 
-/// Copies `text` into `message` as one line: OpenCV's exception texts end in (and may hold) newlines.
-void say(char *message, size_t length, const std::string &text) {
-    if (message == nullptr || length == 0) return;
-    std::string line = text;
-    for (char &c : line) {
-        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    std::snprintf(message, length, "%s", line.c_str());
-}
+/// Copies `text` into `message` as one line (`wink_one_line`).
+void say(char *message, size_t length, const std::string &text) { wink_one_line(message, length, text.c_str()); }
 
 wink_codecs_status read_image(const char *path, int flags, void *out_mat, char *message, size_t message_len) {
     if (path == nullptr || out_mat == nullptr) return WINK_CODECS_ERROR;

@@ -12,6 +12,16 @@
 
 #define PLUGIN_NAME "libWinkCodecs.so"
 
+void wink_one_line(char *message, size_t message_len, const char *text) {
+    if (message == NULL || message_len == 0) return;
+    snprintf(message, message_len, "%s", text ? text : "");
+    size_t n = strlen(message);
+    for (size_t i = 0; i < n; i++) {
+        if (message[i] == '\n' || message[i] == '\r' || message[i] == '\t') message[i] = ' ';
+    }
+    while (n > 0 && message[n - 1] == ' ') message[--n] = '\0';
+}
+
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const wink_codecs_api *loaded;
 static char failure[1024];

@@ -43,16 +43,8 @@ constexpr int fourCC(char a, char b, char c, char d) {
     return (a & 255) | ((b & 255) << 8) | ((c & 255) << 16) | ((d & 255) << 24);
 }
 
-/// Copies `text` into `message` as one line: OpenCV's exception texts end in (and may hold) newlines.
-void say(char *message, size_t length, const std::string &text) {
-    if (message == nullptr || length == 0) return;
-    std::string line = text;
-    for (char &c : line) {
-        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    std::snprintf(message, length, "%s", line.c_str());
-}
+/// Copies `text` into `message` as one line (`wink_one_line`).
+void say(char *message, size_t length, const std::string &text) { wink_one_line(message, length, text.c_str()); }
 
 std::string lowercaseExtension(const char *path) {
     std::string p(path);

@@ -53,6 +53,12 @@ const wink_codecs_api *wink_codecs_api_v1(void);
 /// `message` (naming the places searched and dlopen's error). Later calls return the same result.
 const wink_codecs_api *wink_codecs_load(char *message, size_t message_len);
 
+/// Copies `text` into `message` (`message_len` bytes, always terminated) as one line: newlines, carriage
+/// returns and tabs become spaces and trailing spaces are dropped (OpenCV's and libpng's texts end in, and
+/// may hold, newlines; winkctl prints one line per problem). Nothing happens for a NULL `message` or a zero
+/// `message_len`. Shared by the codec plugin and the overlay shim. Thread-safe.
+void wink_one_line(char *message, size_t message_len, const char *text);
+
 #ifdef __cplusplus
 }
 #endif
