@@ -22,13 +22,15 @@ final class RawClient {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
             }
         }
-        if !ok {
-            Glibc.close(fd)
-            return nil
-        }
+        // No close here: a class whose failable init returns nil after every stored property is set is
+        // deinitialised, and `deinit` closes the socket. Closing it here too closed the descriptor twice, and
+        // the second close hit whatever another test had opened under the same number meanwhile (seen as a
+        // file copy failing with EBADF and the test process dying of SIGPIPE, when the tight connect loops
+        // of the signal tests failed hundreds of times).
+        if !ok { return nil }
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     /// Sends one line.
     func send(_ line: String) {
