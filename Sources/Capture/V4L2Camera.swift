@@ -13,7 +13,7 @@ import WinkCore
 /// 0.299 R + 0.587 G + 0.114 B). Switching colour on or off between reads restarts the stream.
 ///
 /// Each `read` waits with `poll(2)` up to `Settings.timeout` and dequeues one buffer. Buffers flagged
-/// `V4L2_BUF_FLAG_ERROR`, empty, or shorter than one image are dropped and counted (`corruptFrames`).
+/// `V4L2_BUF_FLAG_ERROR`, empty, or shorter than one image are dropped and counted (`corruptFramesDropped`).
 /// Timestamps come from the driver (`CLOCK_MONOTONIC` when the buffer says so, else `clock` at dequeue).
 ///
 /// The descriptor and the mapped buffers are released by `close()` or, at the latest, by `deinit`; after
@@ -62,7 +62,7 @@ public final class V4L2Camera: FrameSource {
     /// Buffers dequeued so far, corrupt ones included.
     public private(set) var framesDequeued = 0
     /// Buffers dropped as corrupt (`V4L2_BUF_FLAG_ERROR`, no data, or too short).
-    public private(set) var corruptFrames = 0
+    public private(set) var corruptFramesDropped = 0
     /// Frames the driver dropped, from gaps in the buffers' `sequence` numbers.
     public private(set) var droppedFrames = 0
 
@@ -302,7 +302,7 @@ public final class V4L2Camera: FrameSource {
         guard !dequeued.flags.contains(.error), dequeued.bytesUsed > 0, dequeued.bytesUsed >= needed,
               mapping.length >= needed
         else {
-            corruptFrames += 1
+            corruptFramesDropped += 1
             return nil
         }
         copy(from: UnsafeRawPointer(mapping.address), stride: stride, into: buffer)

@@ -83,6 +83,8 @@ public final class VideoFileSource: FrameSource {
 public final class StillImageSource: FrameSource {
     public let name: String
     public let isLive = false
+    /// Always true: one instant.
+    public let isStill = true
     public let nominalFrameRate: Double? = nil
     public let width: Int
     public let height: Int

@@ -59,18 +59,57 @@ public struct HeartbeatLine: Codable, Sendable, Equatable {
     public init(time: Double) { self.time = time }
 }
 
-/// `{"type":"status","state":"camera_open","source":"/dev/video0","message":"..."}`: a change in the
-/// daemon's state that every client receives, e.g. the source opening or closing or failing.
+/// What a `status` line reports: a change in the daemon's source, picture, overlay output or configuration.
+/// Sent as its snake_case raw value (`"state":"camera_busy"`). Every client receives every status line.
+///
+/// New states may be added in a later protocol version; a client should show an unknown state's
+/// `message` rather than fail. (This type decodes only the states below.)
+public enum StatusState: String, Codable, Sendable, CaseIterable {
+    /// The source opened and frames flow; `source` names it (a device or a file).
+    case sourceOpened = "source_opened"
+    /// The source was closed on purpose: nobody has listened for the linger time, or a reload restarted it.
+    case sourceClosed = "source_closed"
+    /// The source could not be opened or failed while read; `message` says why. Retried with backoff
+    /// (1, 2, 4, 8, 10, 10... s) while clients are connected.
+    case sourceFailed = "source_failed"
+    /// No camera (yet): none is plugged in, or the named one does not exist; looked for every 2 s.
+    case cameraAbsent = "camera_absent"
+    /// Another program streams from the camera (`EBUSY`); `message` says when it is retried.
+    case cameraBusy = "camera_busy"
+    /// The camera went away mid-stream (`ENODEV`); streaming resumes when the same device is back.
+    case cameraUnplugged = "camera_unplugged"
+    /// No frame came for 2 s; the camera is closed and opened again.
+    case cameraStalled = "camera_stalled"
+    /// Corrupt (MJPEG) frames were dropped; `message` counts them (at most one line every 10 s).
+    case cameraCorruptFrames = "camera_corrupt_frames"
+    /// The picture has been nearly black for a second (a covered lens); such frames are not tracked.
+    case cameraDark = "camera_dark"
+    /// Every frame has been one flat colour for a second (no picture from the camera or its driver).
+    case captureBlank = "capture_blank"
+    /// The picture is back after `camera_dark` or `capture_blank`.
+    case cameraLight = "camera_light"
+    /// The overlay output device opened; `message` gives its size and pixel format.
+    case overlayOutputOpened = "overlay_output_opened"
+    /// The overlay output device could not be opened or written; events go on without it.
+    case overlayOutputFailed = "overlay_output_failed"
+    /// SIGHUP: the configuration file and overlay layout were read again and are in use.
+    case reloadOk = "reload_ok"
+    /// SIGHUP: the new configuration has a problem (`message`); the old one stays in use.
+    case reloadFailed = "reload_failed"
+}
+
+/// `{"type":"status","state":"source_opened","source":"/dev/video0","message":"..."}`: a change in the
+/// daemon's state that every client receives (`StatusState` lists them).
 public struct StatusLine: Codable, Sendable, Equatable {
     public var type = "status"
-    /// A short snake_case state name (e.g. `source_opened`, `source_closed`, `source_failed`).
-    public var state: String
+    /// What changed.
+    public var state: StatusState
     /// The device or file the state concerns, if any.
     public var source: String?
     /// A human-readable detail, if any.
     public var message: String?
 
-    public init(state: String, source: String? = nil, message: String? = nil) {
+    public init(state: StatusState, source: String? = nil, message: String? = nil) {
         self.state = state
         self.source = source
         self.message = message

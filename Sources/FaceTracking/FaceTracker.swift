@@ -31,10 +31,18 @@ public struct TrackerSettings: Sendable, Equatable, Codable {
     /// Similarity to the last detected face below which tracking stops trusting itself and detects at once.
     public var trackingSimilarity: Float = 0.8
     /// Whether the source is mirrored (a selfie view): left and right are swapped back so that they stay
-    /// the person's own.
+    /// the person's own. The one place this is kept: a configuration's top-level `mirrored` and the
+    /// `--mirrored` flags write it, the overlay reads it from here. Not one of the `tracker` section's
+    /// JSON keys (`{"tracker":{"mirrored":true}}` is an unknown key, not a second spelling).
     public var mirrored: Bool = false
 
     public init() {}
+
+    /// The keys of a configuration's `tracker` section: every setting but `mirrored`.
+    enum CodingKeys: String, CodingKey {
+        case detectionWidth, minimumFaceWidth, smallFaceSearchInterval, maximumMisses, minimumSimilarity,
+            verifyInterval, normalizeContrast, trackingSimilarity
+    }
 }
 
 /// Follows the largest face from frame to frame.

@@ -129,7 +129,7 @@ public final class OverlayVideoWriter {
             while try source.read(into: buffer) != nil { frames += 1 }
             if frames != expected { problem = "the file holds \(frames) of \(expected) frames" }
         } catch {
-            var reason = (error as? ExitCodeError)?.description ?? "\(error)"
+            var reason = describeError(error)
             if reason.hasPrefix(path + ": ") { reason.removeFirst(path.count + 2) }
             problem = "the file does not read back: \(reason)"
         }

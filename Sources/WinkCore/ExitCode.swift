@@ -68,3 +68,9 @@ public struct SubjectError<Code: ExitCodeKind>: ExitCodeError, Equatable {
     public var description: String { code.describe(subject: subject, reason: reason) }
     public var exitCode: ExitCode { code.exitCode }
 }
+
+/// An error's one-line text for logs and status lines: an `ExitCodeError`'s own `description` (which
+/// names the thing and what is wrong), else Swift's description of the error.
+public func describeError(_ error: Error) -> String {
+    (error as? ExitCodeError)?.description ?? "\(error)"
+}

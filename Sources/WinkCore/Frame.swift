@@ -92,6 +92,20 @@ public protocol FrameSource: AnyObject {
     func read(into buffer: PixelBuffer) throws -> FrameInfo?
     /// Releases the device or file. Idempotent.
     func close()
+    /// True for a still image: one instant, judged without durations (`winkctl analyze` on a photo).
+    var isStill: Bool { get }
+    /// Frames dropped so far because they were corrupt (a camera's broken MJPEG frames); 0 for sources
+    /// that cannot tell.
+    var corruptFramesDropped: Int { get }
+    /// Frames taken from the device so far, corrupt ones included (the denominator of
+    /// `corruptFramesDropped`); 0 for sources that do not count.
+    var framesDequeued: Int { get }
+}
+
+extension FrameSource {
+    public var isStill: Bool { false }
+    public var corruptFramesDropped: Int { 0 }
+    public var framesDequeued: Int { 0 }
 }
 
 /// A monotonic clock in nanoseconds. Real code uses `SystemClock`; tests use `ManualClock`.

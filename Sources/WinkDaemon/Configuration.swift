@@ -26,7 +26,11 @@ import WinkCore
 /// `analyzers` rows are merged into the default table by `event`: a row naming an existing event changes
 /// only the fields it gives; a new name adds a row (then `value` and `enter` are required).
 public struct Configuration: Sendable {
-    public var mirrored = false
+    /// Whether the source is a mirror image (top-level `mirrored`); kept once, in `tracker.mirrored`.
+    public var mirrored: Bool {
+        get { tracker.mirrored }
+        set { tracker.mirrored = newValue }
+    }
     public var analyzers: [AnalyzerRow] = AnalyzerRow.defaultTable
     public var coefficients = CoefficientModel()
     public var quality = QualityGate()
@@ -103,9 +107,6 @@ public struct Configuration: Sendable {
         for key in root.keys.sorted() where !knownKeys.contains(key) {
             problems.append("\(key): unknown key (known: \(knownKeys.sorted().joined(separator: ", ")))")
         }
-        if let v = root["mirrored"] {
-            if let b = v as? Bool { c.mirrored = b } else { problems.append("mirrored: expected true or false") }
-        }
         if let v = root["profile"] {
             if let s = v as? String { c.profilePath = s } else { problems.append("profile: expected a file path") }
         }
@@ -128,7 +129,10 @@ public struct Configuration: Sendable {
         section("quality", &c.quality)
         section("tracker", &c.tracker)
         section("calibration", &c.calibration)
-        c.tracker.mirrored = c.mirrored
+        // After "tracker", whose merge decodes a fresh `TrackerSettings` (`mirrored` is not one of its keys).
+        if let v = root["mirrored"] {
+            if let b = v as? Bool { c.mirrored = b } else { problems.append("mirrored: expected true or false") }
+        }
 
         let replace = (root["replaceDefaultAnalyzers"] as? Bool) ?? false
         if let v = root["replaceDefaultAnalyzers"], !(v is Bool) {

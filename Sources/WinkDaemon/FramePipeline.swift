@@ -18,9 +18,7 @@ public final class FramePipeline {
     /// - Throws: `FaceTrackingError` (exit 78) if a profile or the model is wrong.
     public init(configuration: Configuration, predictor: ShapePredictor, prior: FaceMeasures? = nil) {
         self.configuration = configuration
-        var settings = configuration.tracker
-        settings.mirrored = configuration.mirrored
-        tracker = FaceTracker(predictor: predictor, settings: settings)
+        tracker = FaceTracker(predictor: predictor, settings: configuration.tracker)
         let calibration = Calibration(prior: prior ?? CoefficientModel.populationNeutral,
                                       settings: configuration.calibration)
         engine = ExpressionEngine(rows: configuration.analyzers, model: configuration.coefficients,
@@ -33,19 +31,48 @@ public final class FramePipeline {
     /// Processes one frame. A dark or blank frame (`FrameUsability`) is skipped: not tracked, and nothing
     /// changes (no event, no coefficients; a present face stays present), as a camera's dark frames are:
     /// a recording with black frames between good ones, or one grey frame, does not lose the face.
-    /// - Returns: the tracked face, if any. Events are in `engine.events`.
-    /// - Throws: `FaceTrackingError.internal` if dlib fails.
+    ///
+    /// Once the frame's lines are out, call `completeFrame()` (the daemon does; offline runs may skip it
+    /// and get the region check at the next frame instead).
     /// - Parameter still: the frame is a still image, judged as one instant.
+    /// - Returns: what the frame gave: the tracked face, the events it decided (`engine.events`, valid
+    ///   until the next call), the coefficient line (nil without a face in frame) and the frame's usability.
+    /// - Throws: `FaceTrackingError.internal` if dlib fails.
     @discardableResult
-    public func process(_ buffer: PixelBuffer, info: FrameInfo, still: Bool = false) throws -> FaceObservation? {
+    public func process(_ buffer: PixelBuffer, info: FrameInfo, still: Bool = false) throws -> FrameOutcome {
         lastUsability = FrameUsability(buffer)
         guard lastUsability == .usable else {
             engine.skip(frame: info)
-            return nil
+            return FrameOutcome(face: nil, events: engine.events, coefficients: nil, usability: lastUsability)
         }
         let face = try tracker.process(buffer)
         engine.process(frame: info, face: face, instant: still)
-        return face
+        return FrameOutcome(face: face, events: engine.events, coefficients: coefficientsLine(info: info),
+                            usability: .usable)
+    }
+
+    /// Ends the frame last processed: runs the tracker's deferred region check (see
+    /// `FaceTracker.completeFrame()`), which `process` leaves until the frame's lines are written.
+    /// - Throws: `FaceTrackingError.internal` if dlib fails.
+    public func completeFrame() throws {
+        try tracker.completeFrame()
+    }
+
+    /// Ends a face because the source went away, closed or restarts (not because the face left): tracking
+    /// starts afresh, and a face present is lost (`faceLost`, ending what it was doing) at
+    /// `info.monotonicNanoseconds`, dated at `info`'s frame.
+    /// - Returns: the events that ended (empty when no face was present).
+    @discardableResult
+    public func endFace(at info: FrameInfo) -> [ExpressionEvent] {
+        tracker.reset()
+        guard engine.facePresent else { return [] }
+        engine.endFace(frame: info)
+        return engine.events
+    }
+
+    /// Starts tracking afresh (a looped recording starts again) without ending the face's expressions.
+    public func restartTracking() {
+        tracker.reset()
     }
 
     /// Ends the input: a face that was already unseen (within its grace period) is lost now, dated at its
@@ -70,6 +97,18 @@ public final class FramePipeline {
         return CoefficientsLine(frame: info.index, time: rounded(info.time, places: 3), values: values,
                                 tMonoNs: info.monotonicNanoseconds)
     }
+}
+
+/// What one frame gave (`FramePipeline.process`).
+public struct FrameOutcome {
+    /// The tracked face, in the frame's pixels (the un-mirrored image's for a mirrored source).
+    public var face: FaceObservation?
+    /// The events this frame decided, in order (face events first).
+    public var events: [ExpressionEvent]
+    /// The frame's coefficient line, nil when no face is in frame or the frame was skipped.
+    public var coefficients: CoefficientsLine?
+    /// Whether the frame could show a face; a dark or blank frame is skipped.
+    public var usability: FrameUsability
 }
 
 /// Whether a frame can show a face at all: a nearly black frame (a covered lens, a fade) or a nearly
@@ -124,10 +163,10 @@ extension FramePipeline {
     /// - Throws: the source's `CaptureError`, `FaceTrackingError`, or what `body` throws.
     public func run(_ source: FrameSource, buffer: PixelBuffer = PixelBuffer(),
                     _ body: (FrameInfo, FaceObservation?) throws -> Void) throws {
-        let still = source.nominalFrameRate == nil && !source.isLive && source is StillImageSource
+        let still = source.isStill
         var last: FrameInfo?
         while let info = try source.read(into: buffer) {
-            let face = try process(buffer, info: info, still: still)
+            let face = try process(buffer, info: info, still: still).face
             try body(info, face)
             last = info
         }

@@ -169,7 +169,7 @@ struct V4L2CameraTests {
         let buffer = PixelBuffer()
         let info = try #require(try camera.read(into: buffer))
         #expect(info.index == 3 && info.time == 0 && info.monotonicNanoseconds == 4 * Self.second)
-        #expect(camera.corruptFrames == 3)
+        #expect(camera.corruptFramesDropped == 3)
         #expect(camera.droppedFrames == 2)
         #expect(camera.framesDequeued == 4)
         #expect(buffer.gray[0] == 1)

@@ -98,7 +98,7 @@ struct EventServerSocketTests {
         server.publish(event: Self.event("smile", frame: 1))
         server.publish(event: Self.event("winkLeft", frame: 2))
         server.publish(coefficients: CoefficientsLine(frame: 3, time: 0.1, values: ["eyeBlinkLeft": 0.9]))
-        server.publish(status: StatusLine(state: "source_opened", source: "/dev/video0"))
+        server.publish(status: StatusLine(state: .sourceOpened, source: "/dev/video0"))
         #expect(Self.fields(try client.nextLine(timeout: 2))["event"] as? String == "winkLeft")
         #expect(Self.type(try client.nextLine(timeout: 2)) == "coefficients")
         #expect(Self.type(try client.nextLine(timeout: 2)) == "status")

@@ -152,7 +152,7 @@ struct ServerLineTests {
             == ["type": "error", "id": 1, "code": "unknown_event", "message": "m"])
         #expect(try object(DroppedLine(count: 5)) == ["type": "dropped", "count": 5])
         #expect(try object(ByeLine(reason: "end_of_input")) == ["type": "bye", "reason": "end_of_input"])
-        #expect(try object(StatusLine(state: "source_opened", source: "/dev/video0"))
+        #expect(try object(StatusLine(state: .sourceOpened, source: "/dev/video0"))
             == ["type": "status", "state": "source_opened", "source": "/dev/video0"])
         #expect(try object(HeartbeatLine(time: 1.5)) == ["type": "heartbeat", "time": 1.5])
     }

@@ -180,7 +180,7 @@ final class Recorder: DaemonObserver, @unchecked Sendable {
     private var statusLines: [StatusLine] = []
     private var eventNames: [String] = []
     private(set) var ready = false
-    var statuses: [String] { lock.withLock { statusLines.map(\.state) } }
+    var statuses: [String] { lock.withLock { statusLines.map(\.state.rawValue) } }
     var lines: [StatusLine] { lock.withLock { statusLines } }
     /// faceFound / faceLost occurrences (the photo also smiles).
     var events: [String] { lock.withLock { eventNames.filter { $0.hasPrefix("face") } } }
@@ -261,7 +261,7 @@ struct DaemonFaultTests {
         let recorder = Recorder()
         let (daemon, done) = try DaemonHarness.start(camera, recorder)
         #expect(recorder.wait { recorder.statuses.filter { $0 == "camera_busy" }.count >= 3 })
-        let busy = try #require(recorder.lines.first { $0.state == "camera_busy" })
+        let busy = try #require(recorder.lines.first { $0.state == .cameraBusy })
         #expect(busy.source == camera.path && busy.message?.contains("in use") == true)
         camera.setOpenError(nil)
         camera.script(Array(repeating: .frame(), count: 5))
@@ -307,7 +307,7 @@ struct DaemonFaultTests {
         let recorder = Recorder()
         let (daemon, done) = try DaemonHarness.start(camera, recorder)
         #expect(recorder.wait {
-            recorder.lines.contains { $0.state == "camera_corrupt_frames" && $0.message?.hasPrefix("3 corrupt") == true }
+            recorder.lines.contains { $0.state == .cameraCorruptFrames && $0.message?.hasPrefix("3 corrupt") == true }
         }, "\(recorder.lines)")
         #expect(DaemonHarness.stop(daemon, done))
     }

@@ -119,7 +119,7 @@ struct EventNameLimitTests {
         try Data(#"{"analyzers": [{"event": "a,b", "value": "jawOpen", "enter": 0.5}]}"#.utf8).write(to: config)
         #expect(!daemon.reload())
         let failed = try #require(recorder.lines.last)
-        #expect(failed.state == "reload_failed" && failed.message?.contains("row 'a,b': event:") == true, "\(failed)")
+        #expect(failed.state == .reloadFailed && failed.message?.contains("row 'a,b': event:") == true, "\(failed)")
         #expect(daemon.server.eventNames.contains("smile") && !daemon.server.eventNames.contains("a,b"))
 
         try Data(Self.fourHundredRows().utf8).write(to: config)
@@ -131,7 +131,7 @@ struct EventNameLimitTests {
         try Data(#"{"analyzers": [\#(rows.joined(separator: ","))]}"#.utf8).write(to: config)
         #expect(!daemon.reload())
         let many = try #require(recorder.lines.last)
-        #expect(many.state == "reload_failed")
+        #expect(many.state == .reloadFailed)
         #expect(many.message?.contains("more (the log has them all)") == true, "\(many.message?.suffix(80) ?? "")")
         #expect(try LineEncoder().line(many).count <= 8192, "the line is sent, not dropped as over 8 KiB")
     }

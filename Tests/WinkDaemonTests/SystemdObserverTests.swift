@@ -10,12 +10,12 @@ struct SystemdObserverTests {
         let observer = try #require(SystemdObserver(environment: ["NOTIFY_SOCKET": fake.environmentValue]))
         observer.daemonIsReady(socketPath: "/run/user/1000/winkd/events.sock")
         #expect(fake.receive() == "READY=1\nSTATUS=idle, listening on /run/user/1000/winkd/events.sock, camera closed")
-        observer.daemonPublished(status: StatusLine(state: "camera_busy", source: "/dev/video0",
+        observer.daemonPublished(status: StatusLine(state: .cameraBusy, source: "/dev/video0",
                                                     message: "held by another program; retrying in 2 s"))
         #expect(fake.receive() == "STATUS=camera busy /dev/video0: held by another program; retrying in 2 s, 0 clients")
         observer.daemonClientsChanged(count: 2)
         #expect(fake.receive() == "STATUS=camera busy /dev/video0: held by another program; retrying in 2 s, 2 clients")
-        observer.daemonPublished(status: StatusLine(state: "source_opened", source: "/dev/video0"))
+        observer.daemonPublished(status: StatusLine(state: .sourceOpened, source: "/dev/video0"))
         #expect(fake.receive() == "STATUS=streaming /dev/video0, 2 clients")
         observer.daemonIsReloading()
         let reloading = try #require(fake.receive())

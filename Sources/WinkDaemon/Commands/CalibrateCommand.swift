@@ -32,7 +32,7 @@ enum CalibrateCommand {
         let usage = "usage: winkctl \(command.synopsis)"
         guard let sourcePath else { throw UsageError("calibrate: which source (--source FILE|DEVICE)? \(usage)") }
         guard let output else { throw UsageError("calibrate: where to write the profile (-o PROFILE.json)? \(usage)") }
-        let live = sourcePath.hasPrefix("/dev/")
+        let live = SourceKind(source: sourcePath) == .camera
         let segments: [CalibrationProfile.Segment]
         if let segmentsText {
             guard !live else { throw UsageError("calibrate: --segments is for a recorded file, not a camera") }
@@ -104,7 +104,7 @@ enum CalibrateCommand {
                 }
             }
             if t > end && secondsPerStep != nil { break }
-            guard let face = try pipeline.process(buffer, info: info), pipeline.configuration.quality.gates(for: face) == .open
+            guard let face = try pipeline.process(buffer, info: info).face, pipeline.configuration.quality.gates(for: face) == .open
             else { continue }
             recorder.add(pipeline.engine.measures, time: t)
         }

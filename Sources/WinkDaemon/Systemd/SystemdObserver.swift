@@ -27,10 +27,10 @@ public final class SystemdObserver: DaemonObserver {
     public func daemonPublished(status: StatusLine) {
         var text: String
         switch status.state {
-        case "source_opened": text = "streaming \(status.source ?? "")"
-        case "source_closed": text = "idle, camera closed"
+        case .sourceOpened: text = "streaming \(status.source ?? "")"
+        case .sourceClosed: text = "idle, camera closed"
         default:
-            text = status.state.replacingOccurrences(of: "_", with: " ")
+            text = status.state.rawValue.replacingOccurrences(of: "_", with: " ")
             if let source = status.source { text += " \(source)" }
             if let message = status.message { text += ": \(message)" }
         }

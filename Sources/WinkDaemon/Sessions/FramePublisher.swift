@@ -1,0 +1,133 @@
+import Capture
+import EventServer
+import FaceTracking
+import Foundation
+import Overlay
+import WinkCore
+
+/// What the daemon sends out: status lines, and for each frame its coefficient line, its events and, with
+/// an overlay output configured, the frame drawn with the layout and written to the V4L2 output device
+/// (without one, no frame leaves the process).
+///
+/// Thread-safety: `publish(status:)` may be called from any thread (the capture thread reports camera
+/// faults through it); everything else belongs to the processing thread.
+final class FramePublisher: @unchecked Sendable {
+    let server: EventServer
+    let observer: DaemonObserver?
+    let log: @Sendable (EventServer.LogLevel, String) -> Void
+    private let environment: DaemonEnvironment
+
+    // Processing thread only.
+    private(set) var pipeline: FramePipeline
+    private(set) var configuration: Configuration
+    private var renderer: OverlayRenderer?
+    private var output: V4L2Output?
+    private var outputFailed = false
+    private var faces: [FaceObservation] = []
+    private var lastInfo = FrameInfo(index: 0, time: 0, monotonicNanoseconds: 0)
+
+    init(server: EventServer, pipeline: FramePipeline, configuration: Configuration, renderer: OverlayRenderer?,
+         environment: DaemonEnvironment, observer: DaemonObserver?,
+         log: @escaping @Sendable (EventServer.LogLevel, String) -> Void) {
+        self.server = server
+        self.pipeline = pipeline
+        self.configuration = configuration
+        self.renderer = renderer
+        self.environment = environment
+        self.observer = observer
+        self.log = log
+    }
+
+    /// Whether frames must be read in colour: only for the overlay output.
+    var wantsColor: Bool { renderer != nil }
+
+    /// Sends `status` to every client, tells the observer and logs it. Thread-safe.
+    func publish(status: StatusLine) {
+        server.publish(status: status)
+        observer?.daemonPublished(status: status)
+        log(.info, "status \(status.state.rawValue)\(status.source.map { " \($0)" } ?? "")"
+            + "\(status.message.map { ": \($0)" } ?? "")")
+    }
+
+    /// Processes one frame and sends what it gave: the coefficient line, the events, the overlaid frame;
+    /// then ends the frame (`FramePipeline.completeFrame()`), once its lines are out.
+    /// - Parameter still: the frame is a still image, one instant.
+    /// - Returns: whether the frame could show a face (dark and blank frames are skipped).
+    /// - Throws: `FaceTrackingError.internal` if dlib fails. A failing overlay output is a status line, not
+    ///   a throw.
+    @discardableResult
+    func publish(frame buffer: PixelBuffer, info: FrameInfo, still: Bool = false) throws -> FrameUsability {
+        lastInfo = info
+        let outcome = try pipeline.process(buffer, info: info, still: still)
+        if let line = outcome.coefficients { server.publish(coefficients: line) }
+        send(outcome.events)
+        writeOverlay(buffer, face: outcome.face)
+        try pipeline.completeFrame()
+        return outcome.usability
+    }
+
+    /// Ends a present face with `faceLost` (the source went away, closed or is replaced), dated at the last
+    /// frame and stamped now, and starts tracking afresh.
+    func endFace() {
+        var info = lastInfo
+        info.monotonicNanoseconds = environment.clock.nanoseconds()
+        send(pipeline.endFace(at: info))
+    }
+
+    /// A looped recording starts again: tracking starts afresh, expressions go on.
+    func restartTracking() {
+        pipeline.restartTracking()
+    }
+
+    /// Closes the overlay output device; the next frame opens it again.
+    func closeOutput() {
+        output?.close()
+        output = nil
+        outputFailed = false
+    }
+
+    /// Puts a reloaded configuration in use, with its pipeline and overlay renderer (nil: no overlay). The
+    /// caller ends a present face first (`endFace()`), with the old pipeline.
+    func reconfigure(_ configuration: Configuration, pipeline: FramePipeline, renderer: OverlayRenderer?) {
+        if configuration.overlayDevice != self.configuration.overlayDevice || renderer == nil { closeOutput() }
+        outputFailed = false
+        self.configuration = configuration
+        self.pipeline = pipeline
+        self.renderer = renderer
+    }
+
+    private func send(_ events: [ExpressionEvent]) {
+        for event in events {
+            server.publish(event: event)
+            observer?.daemonPublished(event: event)
+        }
+    }
+
+    /// Draws the layout on the frame and writes it to the output device, opening the device at the first
+    /// frame; a device that fails is reported once (`overlay_output_failed`) and left closed.
+    private func writeOverlay(_ buffer: PixelBuffer, face: FaceObservation?) {
+        guard let renderer, let device = configuration.overlayDevice, buffer.wantsColor else { return }
+        if output == nil && !outputFailed {
+            do {
+                let opened = try environment.openOutput(device, buffer.width, buffer.height)
+                output = opened
+                publish(status: StatusLine(state: .overlayOutputOpened, source: device,
+                                           message: "\(buffer.width)x\(buffer.height) \(opened.format.pixelFormat)"))
+            } catch {
+                outputFailed = true
+                publish(status: StatusLine(state: .overlayOutputFailed, source: device, message: describeError(error)))
+            }
+        }
+        guard let output else { return }
+        faces.removeAll(keepingCapacity: true)
+        if let face { faces.append(face) }
+        do {
+            try renderer.render(faces, on: buffer, mirrored: configuration.mirrored)
+            try output.write(buffer)
+        } catch {
+            closeOutput()
+            outputFailed = true
+            publish(status: StatusLine(state: .overlayOutputFailed, source: device, message: describeError(error)))
+        }
+    }
+}
