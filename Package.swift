@@ -70,11 +70,15 @@ let package = Package(
         .target(name: "EventServer", dependencies: ["WinkCore", "CWinkSocket"]),
         .target(name: "Overlay", dependencies: ["WinkCore", "CWinkOverlay"]),
         .target(name: "InputClient", dependencies: ["WinkCore", "CEvdev"]),
+        // winkd: configuration, the frame pipeline, the daemon's lifecycle and sessions, systemd.
         .target(name: "WinkDaemon",
-                dependencies: ["WinkCore", "Capture", "FaceTracking", "Expressions", "EventServer", "Overlay",
-                               "InputClient"]),
+                dependencies: ["WinkCore", "Capture", "FaceTracking", "Expressions", "EventServer", "Overlay"]),
         .executableTarget(name: "winkd", dependencies: ["WinkDaemon"]),
-        .executableTarget(name: "winkctl", dependencies: ["WinkDaemon"]),
+        // winkctl's subcommands; they share CommonOptions, Configuration and FramePipeline with winkd.
+        .target(name: "WinkctlCommands",
+                dependencies: ["WinkCore", "Capture", "FaceTracking", "Expressions", "EventServer", "Overlay",
+                               "InputClient", "WinkDaemon"]),
+        .executableTarget(name: "winkctl", dependencies: ["WinkctlCommands"]),
         // Fuzz targets: corpus replay drivers in a normal build, libFuzzer targets with
         // `-Xswiftc -sanitize=fuzzer -Xswiftc -DWINK_FUZZ` (README, "Fuzzing").
         .target(name: "FuzzSupport"),
@@ -89,7 +93,7 @@ let package = Package(
         .testTarget(name: "ExpressionsTests", dependencies: ["TestSupport", "Expressions"]),
         .testTarget(name: "EventServerTests", dependencies: ["TestSupport", "EventServer"]),
         .testTarget(name: "OverlayTests", dependencies: ["TestSupport", "Overlay", "FaceTracking", "Capture"], exclude: ["Golden", "Resources"]),
-        .testTarget(name: "WinkDaemonTests", dependencies: ["TestSupport", "WinkDaemon"]),
+        .testTarget(name: "WinkDaemonTests", dependencies: ["TestSupport", "WinkDaemon", "WinkctlCommands"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WinkCore"]),
         .testTarget(name: "InputClientTests", dependencies: ["InputClient", "WinkCore"], exclude: ["Resources"]),
     ],

@@ -1,2 +1,3 @@
-import WinkDaemon
+import WinkctlCommands
+
 WinkctlMain.run()

@@ -4,6 +4,7 @@ import Overlay
 import Testing
 import WinkCore
 @testable import WinkDaemon
+@testable import WinkctlCommands
 
 struct AnalyzePlotTests {
     func event(_ name: String, _ phase: EventPhase, _ time: Double, duration: Double? = nil) -> ExpressionEvent {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import WinkCore
 @testable import WinkDaemon
+@testable import WinkctlCommands
 
 struct BenchStatsTests {
     @Test func daemonBenchReadsTheCaptureStampWithoutDecodingJSON() {

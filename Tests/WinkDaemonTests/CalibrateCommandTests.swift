@@ -4,6 +4,7 @@ import Foundation
 import Testing
 import WinkCore
 @testable import WinkDaemon
+@testable import WinkctlCommands
 
 private func temporaryPath(_ name: String) -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("winkd-calibrate-\(UUID().uuidString)-\(name)").path

@@ -5,6 +5,7 @@ import Foundation
 import Testing
 import WinkCore
 @testable import WinkDaemon
+@testable import WinkctlCommands
 
 /// The model loads once for the whole suite (about 1 s).
 let sharedPredictor: ShapePredictor = {

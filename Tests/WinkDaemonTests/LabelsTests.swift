@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WinkCore
 @testable import WinkDaemon
+@testable import WinkctlCommands
 
 /// Labels files and SPEC.md's scoring rule, without running the pipeline.
 struct LabelsTests {

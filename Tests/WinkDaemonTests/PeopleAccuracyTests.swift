@@ -5,6 +5,7 @@ import Foundation
 import Testing
 import WinkCore
 @testable import WinkDaemon
+@testable import WinkctlCommands
 
 extension ModelTests {
 /// Accuracy on ../shared/fixtures/people: twelve labelled recordings of eleven people who are not the man

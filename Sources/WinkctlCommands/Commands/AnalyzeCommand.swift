@@ -1,10 +1,11 @@
 import Capture
-import Glibc
 import Expressions
 import FaceTracking
 import Foundation
+import Glibc
 import Overlay
 import WinkCore
+import WinkDaemon
 
 /// `winkctl analyze FILE`: the daemon's pipeline on a recording or image, as fast as possible, printing
 /// the event lines (NDJSON) to stdout.
@@ -71,47 +72,6 @@ struct EyeFeaturesLine: Encodable {
     var frame: Int
     var left: [Float]
     var right: [Float]
-}
-
-/// Options shared by the commands that run the pipeline: `--config`, `--model`, `--mirrored`, `--profile`.
-struct CommonOptions {
-    var configuration: Configuration
-    var modelPath: String
-    /// `--config FILE` as given (nil without it).
-    var configPath: String?
-    /// `--eye-model FILE`: a retrained eye-state model to use instead of the built-in one (see `EyeStateModel`).
-    var eyeModelPath: String?
-
-    init(configuration: Configuration, modelPath: String) {
-        self.configuration = configuration
-        self.modelPath = modelPath
-    }
-
-    init(_ args: inout Arguments) throws {
-        let configPath = try args.option("--config")
-        let model = try args.option("--model")
-        let mirrored = args.flag("--mirrored")
-        let profile = try args.option("--profile")
-        eyeModelPath = try args.option("--eye-model")
-        self.configPath = configPath
-        configuration = try configPath.map { try Configuration.load(path: $0) } ?? Configuration()
-        if mirrored { configuration.mirrored = true }
-        // A profile on the command line replaces the configuration's; relative to the working directory.
-        if let profile { configuration.profilePath = URL(fileURLWithPath: profile).path }
-        modelPath = model ?? ProcessInfo.processInfo.environment["WINK_MODEL"] ?? ShapePredictor.debianModelPath
-    }
-
-    /// Loads the calibration profile and the model (both checked before any frame is read) and builds the
-    /// pipeline.
-    /// - Throws: `CalibrationProfileError` (66 missing, 78 corrupt) for the profile, `FaceTrackingError`
-    ///   (exit 78) for a bad model.
-    func makePipeline() throws -> FramePipeline {
-        if let eyeModelPath { try EyeStateModel.load(path: eyeModelPath) }
-        let (personalised, prior) = try configuration.applyingProfile()
-        // Through the verified binary cache in $XDG_CACHE_HOME/winkd (about 7x faster than dlib's loader).
-        let predictor = try ShapePredictor(path: modelPath, cache: ModelCache.standard())
-        return FramePipeline(configuration: personalised, predictor: predictor, prior: prior)
-    }
 }
 
 /// Buffered stdout writer for NDJSON lines (one `write(2)` per 64 KiB or per flush).

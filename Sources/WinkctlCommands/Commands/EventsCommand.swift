@@ -1,6 +1,7 @@
 import EventServer
 import Foundation
 import WinkCore
+import WinkDaemon
 
 /// `winkctl events`: connects to winkd's event socket and prints its lines (NDJSON, exactly as received,
 /// starting with the `hello`) to stdout, one write and flush per line, until interrupted, a `bye` line,

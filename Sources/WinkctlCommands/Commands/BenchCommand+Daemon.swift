@@ -1,6 +1,7 @@
 import EventServer
 import Foundation
 import WinkCore
+import WinkDaemon
 
 /// `winkctl bench FILE --daemon WINKD`: the daemon itself, as its clients see it.
 ///

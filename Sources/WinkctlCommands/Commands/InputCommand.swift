@@ -1,6 +1,7 @@
 import Foundation
 import InputClient
 import WinkCore
+import WinkDaemon
 
 /// Set by SIGINT/SIGTERM/SIGHUP; the input session polls it between lines and lets every key up.
 private var inputStopRequested: sig_atomic_t = 0

@@ -2,6 +2,7 @@ import Expressions
 import Foundation
 import Overlay
 import WinkCore
+import WinkDaemon
 
 /// Collects, frame by frame, what `winkctl analyze --plot OUT.png` draws: each analyzer row's formula value,
 /// the raw coefficients the default rows are built from, the rows' events and active spans.

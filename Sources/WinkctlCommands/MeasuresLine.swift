@@ -1,5 +1,6 @@
 import Expressions
 import WinkCore
+import WinkDaemon
 
 /// One line of `winkctl analyze --measures`: the raw material behind a frame's coefficients, for tuning
 /// thresholds and for studying a clip offline (`jq`, numpy). One line per frame with a face, before the

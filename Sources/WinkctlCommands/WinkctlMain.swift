@@ -1,5 +1,6 @@
 import Foundation
 import WinkCore
+import WinkDaemon
 
 /// `winkctl`: the companion tool. Each subcommand lives in `Commands/NameCommand.swift` and is listed here.
 public enum WinkctlMain {

@@ -2,6 +2,7 @@ import Capture
 import Expressions
 import Foundation
 import WinkCore
+import WinkDaemon
 
 /// `winkctl calibrate --source FILE|DEVICE -o PROFILE.json`: records a person's neutral face and deliberate
 /// expressions and writes the calibration profile winkd loads (configuration key `profile`, or `--profile`).

@@ -1,6 +1,7 @@
 import Capture
 import Foundation
 import WinkCore
+import WinkDaemon
 
 /// `winkctl cameras`: lists the V4L2 capture devices with their formats, sizes and frame rates.
 /// Prints "no V4L2 capture devices found" and exits 0 when there are none.

@@ -1,5 +1,6 @@
 import Foundation
 import WinkCore
+import WinkDaemon
 
 /// A labels file for a recorded clip (SPEC.md "Labels files"): what a person sees, frame by frame.
 public struct ClipLabels: Sendable {

@@ -1,6 +1,7 @@
 import Capture
 import Foundation
 import WinkCore
+import WinkDaemon
 
 /// `winkctl evaluate LABELS...`: runs the pipeline on each labelled clip and scores it (SPEC.md "Labels
 /// files"). Each argument is a labels file or a folder of them (a folder with a `labels/` subfolder, such

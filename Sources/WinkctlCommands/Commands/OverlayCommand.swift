@@ -3,6 +3,7 @@ import FaceTracking
 import Foundation
 import Overlay
 import WinkCore
+import WinkDaemon
 
 /// `winkctl overlay --layout L.json INPUT -o OUTPUT [--model FILE]`: draws a face layout on every face of a
 /// still image (written as PNG or JPEG) or of every frame of a video (written with the same size, frame count

@@ -3,6 +3,7 @@ import EventServer
 import FaceTracking
 import Foundation
 import WinkCore
+import WinkDaemon
 
 /// `winkctl bench FILE`: the daemon's per-frame work on a recording, timed per stage.
 ///
