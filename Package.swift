@@ -84,7 +84,7 @@ let package = Package(
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "WinkCoreTests", dependencies: ["WinkCore"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "CVideoCaptureReference"]),
+        .testTarget(name: "CaptureTests", dependencies: ["WinkCore", "Capture", "CVideoCaptureReference"]),
         .testTarget(name: "FaceTrackingTests", dependencies: ["TestSupport", "FaceTracking", "Capture"]),
         .testTarget(name: "ExpressionsTests", dependencies: ["TestSupport", "Expressions"]),
         .testTarget(name: "EventServerTests", dependencies: ["TestSupport", "EventServer"]),
