@@ -69,7 +69,7 @@ let package = Package(
         .target(name: "Expressions", dependencies: ["WinkCore"]),
         .target(name: "EventServer", dependencies: ["WinkCore", "CWinkSocket"]),
         .target(name: "Overlay", dependencies: ["WinkCore", "CWinkOverlay"]),
-        .target(name: "InputClient", dependencies: ["WinkCore", "CEvdev"]),
+        .target(name: "InputClient", dependencies: ["WinkCore", "EventServer", "CEvdev"]),
         .target(name: "WinkDaemon",
                 dependencies: ["WinkCore", "Capture", "FaceTracking", "Expressions", "EventServer", "Overlay",
                                "InputClient"]),
@@ -91,7 +91,7 @@ let package = Package(
         .testTarget(name: "OverlayTests", dependencies: ["TestSupport", "Overlay", "FaceTracking", "Capture"], exclude: ["Golden", "Resources"]),
         .testTarget(name: "WinkDaemonTests", dependencies: ["TestSupport", "WinkDaemon"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WinkCore"]),
-        .testTarget(name: "InputClientTests", dependencies: ["InputClient", "WinkCore"], exclude: ["Resources"]),
+        .testTarget(name: "InputClientTests", dependencies: ["InputClient", "EventServer", "WinkCore"], exclude: ["Resources"]),
     ],
     swiftLanguageModes: [.v5],
     cxxLanguageStandard: .cxx17

@@ -70,6 +70,11 @@ public final class EventClient {
 
     deinit { close() }
 
+    /// True once `nextLine` can only return nil: the connection ended (end of file, reset, or `close()`)
+    /// with no line left to hand out, or a `bye` line was returned. While false, a nil from `nextLine`
+    /// means its timeout passed.
+    public var isFinished: Bool { sawBye || (ready.isEmpty && (atEOF || fd < 0)) }
+
     /// Closes the connection. Further reads return nil.
     public func close() {
         if fd >= 0 { syscalls.close(fd) }
