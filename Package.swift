@@ -69,7 +69,7 @@ let package = Package(
         .target(name: "Expressions", dependencies: ["WinkCore"]),
         .target(name: "EventServer", dependencies: ["WinkCore", "CWinkSocket"]),
         .target(name: "Overlay", dependencies: ["WinkCore", "CWinkOverlay"]),
-        .target(name: "InputClient", dependencies: ["WinkCore", "CEvdev"]),
+        .target(name: "InputClient", dependencies: ["WinkCore", "EventServer", "CEvdev"]),
         // winkd: configuration, the frame pipeline, the daemon's lifecycle and sessions, systemd.
         .target(name: "WinkDaemon",
                 dependencies: ["WinkCore", "Capture", "FaceTracking", "Expressions", "EventServer", "Overlay"]),
@@ -88,14 +88,14 @@ let package = Package(
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "WinkCoreTests", dependencies: ["WinkCore"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "CVideoCaptureReference"]),
+        .testTarget(name: "CaptureTests", dependencies: ["WinkCore", "Capture", "CVideoCaptureReference"]),
         .testTarget(name: "FaceTrackingTests", dependencies: ["TestSupport", "FaceTracking", "Capture"]),
         .testTarget(name: "ExpressionsTests", dependencies: ["TestSupport", "Expressions"]),
         .testTarget(name: "EventServerTests", dependencies: ["TestSupport", "EventServer"]),
         .testTarget(name: "OverlayTests", dependencies: ["TestSupport", "Overlay", "FaceTracking", "Capture"], exclude: ["Golden", "Resources"]),
         .testTarget(name: "WinkDaemonTests", dependencies: ["TestSupport", "WinkDaemon", "WinkctlCommands"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WinkCore"]),
-        .testTarget(name: "InputClientTests", dependencies: ["InputClient", "WinkCore"], exclude: ["Resources"]),
+        .testTarget(name: "InputClientTests", dependencies: ["InputClient", "EventServer", "WinkCore"], exclude: ["Resources"]),
     ],
     swiftLanguageModes: [.v5],
     cxxLanguageStandard: .cxx17

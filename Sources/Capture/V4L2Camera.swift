@@ -95,16 +95,16 @@ public final class V4L2Camera: FrameSource {
         self.clock = clock
         let fd: Int32
         do {
-            fd = try retryingOnInterrupt { () throws(SyscallError) in try syscalls.open(path) }
+            fd = try retryingOnInterrupt { () throws(Errno) in try syscalls.open(path) }
         } catch {
             // libv4l2's open queries the capabilities itself and fails with ENOTTY on a non-V4L2 file.
-            if error.errno == ENOTTY {
+            if error.code == ENOTTY {
                 throw CaptureError(.unsupported, subject: path, reason: "not a V4L2 device")
             }
             throw Self.error(error, path: path, during: "open", access: syscalls.deviceAccess)
         }
         do {
-            capability = try retryingOnInterrupt { () throws(SyscallError) in try syscalls.queryCapability(fd) }
+            capability = try retryingOnInterrupt { () throws(Errno) in try syscalls.queryCapability(fd) }
             let caps = capability.nodeCapabilities
             guard caps.contains(.videoCapture) else {
                 syscalls.close(fd)
@@ -117,9 +117,9 @@ public final class V4L2Camera: FrameSource {
                                    reason: "\(capability.card) does not support streaming I/O")
             }
             offers = try V4L2FormatOffer.enumerate(fd, syscalls: syscalls)
-        } catch let error as SyscallError {
+        } catch let error as Errno {
             syscalls.close(fd)
-            if error.errno == ENOTTY || error.errno == EINVAL {
+            if error.code == ENOTTY || error.code == EINVAL {
                 throw CaptureError(.unsupported, subject: path, reason: "not a V4L2 device")
             }
             throw Self.error(error, path: path, during: "VIDIOC_QUERYCAP/VIDIOC_ENUM_FMT", access: syscalls.deviceAccess)
@@ -152,7 +152,7 @@ public final class V4L2Camera: FrameSource {
     /// `VIDIOC_S_FMT`, `VIDIOC_S_PARM`, `VIDIOC_REQBUFS`, `VIDIOC_QUERYBUF` + mmap, `VIDIOC_QBUF`, `VIDIOC_STREAMON`.
     private func startStreaming(color: Bool) throws {
         let wanted = color ? PixelFormat.bgr24 : greyFormat
-        let granted = try ioctl("VIDIOC_S_FMT") { () throws(SyscallError) in
+        let granted = try ioctl("VIDIOC_S_FMT") { () throws(Errno) in
             try syscalls.setFormat(fd, V4L2ImageFormat(pixelFormat: wanted, width: size.width, height: size.height))
         }
         guard granted.pixelFormat == wanted, granted.width > 0, granted.height > 0 else {
@@ -165,25 +165,25 @@ public final class V4L2Camera: FrameSource {
         self.color = color
         nominalFrameRate = try frameRate()
 
-        let count = try ioctl("VIDIOC_REQBUFS") { () throws(SyscallError) in
+        let count = try ioctl("VIDIOC_REQBUFS") { () throws(Errno) in
             try syscalls.requestBuffers(fd, count: settings.bufferCount)
         }
         guard count > 0 else {
             throw CaptureError(.unsupported, subject: name, reason: "driver granted no mmap buffers")
         }
         for index in 0..<count {
-            let location = try ioctl("VIDIOC_QUERYBUF") { () throws(SyscallError) in
+            let location = try ioctl("VIDIOC_QUERYBUF") { () throws(Errno) in
                 try syscalls.queryBuffer(fd, index: index)
             }
-            let address = try ioctl("mmap") { () throws(SyscallError) in
+            let address = try ioctl("mmap") { () throws(Errno) in
                 try syscalls.mapBuffer(fd, length: location.length, offset: location.offset)
             }
             mappings.append((address, location.length))
         }
         for index in 0..<count {
-            try ioctl("VIDIOC_QBUF") { () throws(SyscallError) in try syscalls.queueBuffer(fd, index: index) }
+            try ioctl("VIDIOC_QBUF") { () throws(Errno) in try syscalls.queueBuffer(fd, index: index) }
         }
-        try ioctl("VIDIOC_STREAMON") { () throws(SyscallError) in try syscalls.streamOn(fd) }
+        try ioctl("VIDIOC_STREAMON") { () throws(Errno) in try syscalls.streamOn(fd) }
         streaming = true
     }
 
@@ -194,9 +194,9 @@ public final class V4L2Camera: FrameSource {
         guard fps > 0 else { return nil }
         let wanted = fps == fps.rounded() ? Fraction(1, UInt32(fps)) : Fraction(1000, UInt32((fps * 1000).rounded()))
         do {
-            let got = try retryingOnInterrupt { () throws(SyscallError) in try syscalls.setFrameInterval(fd, wanted) }
+            let got = try retryingOnInterrupt { () throws(Errno) in try syscalls.setFrameInterval(fd, wanted) }
             return got.numerator > 0 && got.denominator > 0 ? got.framesPerSecond : nil
-        } catch where error.errno == EINVAL || error.errno == ENOTTY {
+        } catch where error.code == EINVAL || error.code == ENOTTY {
             return nil
         } catch {
             throw Self.error(error, path: name, during: "VIDIOC_S_PARM", access: syscalls.deviceAccess)
@@ -207,10 +207,10 @@ public final class V4L2Camera: FrameSource {
     private func stopStreaming() throws {
         if streaming {
             streaming = false
-            try ioctl("VIDIOC_STREAMOFF") { () throws(SyscallError) in try syscalls.streamOff(fd) }
+            try ioctl("VIDIOC_STREAMOFF") { () throws(Errno) in try syscalls.streamOff(fd) }
         }
         unmapAll()
-        _ = try ioctl("VIDIOC_REQBUFS") { () throws(SyscallError) in try syscalls.requestBuffers(fd, count: 0) }
+        _ = try ioctl("VIDIOC_REQBUFS") { () throws(Errno) in try syscalls.requestBuffers(fd, count: 0) }
     }
 
     private func unmapAll() {
@@ -223,7 +223,7 @@ public final class V4L2Camera: FrameSource {
         guard fd >= 0 else { return }
         if streaming {
             streaming = false
-            _ = try? retryingOnInterrupt { () throws(SyscallError) in try syscalls.streamOff(fd) }
+            _ = try? retryingOnInterrupt { () throws(Errno) in try syscalls.streamOff(fd) }
         }
         unmapAll()
         syscalls.close(fd)
@@ -232,7 +232,7 @@ public final class V4L2Camera: FrameSource {
 
     /// Runs one call, retrying `EINTR`, and turns its failure into a `CaptureError`; a vanished device
     /// releases everything at once.
-    private func ioctl<T>(_ what: String, _ body: () throws(SyscallError) -> T) throws -> T {
+    private func ioctl<T>(_ what: String, _ body: () throws(Errno) -> T) throws -> T {
         do {
             return try retryingOnInterrupt(body)
         } catch {
@@ -270,13 +270,13 @@ public final class V4L2Camera: FrameSource {
             if !first && now >= deadline { throw timedOut }
             first = false
             let remaining = deadline > now ? Int32(min(Double(Int32.max), Double(deadline - now) / 1e6).rounded(.up)) : 0
-            let ready = try ioctl("poll") { () throws(SyscallError) in
+            let ready = try ioctl("poll") { () throws(Errno) in
                 try syscalls.poll(fd, timeoutMilliseconds: remaining)
             }
             guard ready else { throw timedOut }
             let dequeued: V4L2DequeuedBuffer
             do {
-                dequeued = try ioctl("VIDIOC_DQBUF") { () throws(SyscallError) in try syscalls.dequeueBuffer(fd) }
+                dequeued = try ioctl("VIDIOC_DQBUF") { () throws(Errno) in try syscalls.dequeueBuffer(fd) }
             } catch let error as CaptureError where error.code == .system(errno: EAGAIN) {
                 continue
             }
@@ -315,7 +315,7 @@ public final class V4L2Camera: FrameSource {
 
     private func requeue(_ index: Int) throws {
         guard fd >= 0 else { return }
-        try ioctl("VIDIOC_QBUF") { () throws(SyscallError) in try syscalls.queueBuffer(fd, index: index) }
+        try ioctl("VIDIOC_QBUF") { () throws(Errno) in try syscalls.queueBuffer(fd, index: index) }
     }
 
     /// Copies the plane: grey rows for `GREY`/`YUV420` (the Y plane comes first), or BGR rows plus BT.601 luma.
@@ -352,16 +352,16 @@ public final class V4L2Camera: FrameSource {
     /// `.unreadable`, `EBUSY` -> `.busy`, `ENODEV`/`ENXIO`/`EIO` -> `.disconnected`, others -> `.system`.
     /// - Parameter access: what explains a permission error (`DeviceAccess.explanation`): the process's
     ///   uid and groups, the device's owner, group and mode, systemd's device filter; read only then.
-    static func error(_ error: SyscallError, path: String, during operation: String,
+    static func error(_ error: Errno, path: String, during operation: String,
                       access: ((String) -> DeviceAccess)? = nil) -> CaptureError {
-        switch error.errno {
+        switch error.code {
         case ENOENT: CaptureError(.missing, subject: path, reason: "no such device")
         case EACCES, EPERM:
             CaptureError(.unreadable, subject: path,
                          reason: (access ?? { DeviceAccess.current(path: $0) })(path).explanation())
         case EBUSY: CaptureError(.busy, subject: path, reason: "camera is in use by another program (\(operation))")
-        case ENODEV, ENXIO, EIO: CaptureError(.disconnected, subject: path, reason: "camera disconnected (\(operation): \(error))")
-        default: CaptureError(.system(errno: error.errno), subject: path, reason: "\(operation) failed: \(error)")
+        case ENODEV, ENXIO, EIO: CaptureError(.disconnected, subject: path, reason: "camera disconnected (\(operation): \(error.message))")
+        default: CaptureError(.system(errno: error.code), subject: path, reason: "\(operation) failed: \(error.message)")
         }
     }
 }

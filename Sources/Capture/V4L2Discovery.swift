@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import WinkCore
 
 /// A V4L2 video capture node and what it offers.
 public struct V4L2DeviceDescription: Hashable, Sendable {
@@ -54,14 +55,14 @@ public enum V4L2Discovery {
         for node in videoNodes(devDirectory: devDirectory) {
             let fd: Int32
             do {
-                fd = try retryingOnInterrupt { () throws(SyscallError) in try syscalls.open(node) }
+                fd = try retryingOnInterrupt { () throws(Errno) in try syscalls.open(node) }
             } catch {
                 list.problems.append(V4L2Camera.error(error, path: node, during: "open", access: syscalls.deviceAccess))
                 continue
             }
             defer { syscalls.close(fd) }
             do {
-                let capability = try retryingOnInterrupt { () throws(SyscallError) in try syscalls.queryCapability(fd) }
+                let capability = try retryingOnInterrupt { () throws(Errno) in try syscalls.queryCapability(fd) }
                 guard capability.nodeCapabilities.contains(.videoCapture) else { continue }
                 let formats = includeFormats ? try V4L2FormatOffer.enumerate(fd, syscalls: syscalls) : []
                 list.devices.append(V4L2DeviceDescription(path: node, stableName: stable[canonicalPath(node) ?? node],

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import WinkCore
 
 /// One frame size a format offers, with the frame intervals offered at it.
 public struct V4L2FrameSizeOffer: Hashable, Sendable {
@@ -61,17 +62,17 @@ public struct V4L2FormatOffer: Hashable, Sendable {
     /// Enumerates every format of an open device (`VIDIOC_ENUM_FMT`), each with its sizes
     /// (`VIDIOC_ENUM_FRAMESIZES`) and intervals (`VIDIOC_ENUM_FRAMEINTERVALS`). A size or interval
     /// enumeration the driver does not support (`ENOTTY`, `EINVAL` at index 0) yields an empty list.
-    /// - Throws: `SyscallError` for any other failure (e.g. `ENODEV`).
-    static func enumerate(_ fd: Int32, syscalls: any V4L2Syscalls) throws(SyscallError) -> [V4L2FormatOffer] {
+    /// - Throws: `Errno` for any other failure (e.g. `ENODEV`).
+    static func enumerate(_ fd: Int32, syscalls: any V4L2Syscalls) throws(Errno) -> [V4L2FormatOffer] {
         var offers: [V4L2FormatOffer] = []
         var index = 0
-        while let format = try retryingOnInterrupt({ () throws(SyscallError) in
+        while let format = try retryingOnInterrupt({ () throws(Errno) in
             try syscalls.enumerateFormat(fd, index: index)
         }) {
             index += 1
             var sizes: [V4L2FrameSizeOffer] = []
             var sizeIndex = 0
-            while let entry = try optionalIoctl({ () throws(SyscallError) in
+            while let entry = try optionalIoctl({ () throws(Errno) in
                 try syscalls.enumerateFrameSize(fd, pixelFormat: format.pixelFormat, index: sizeIndex)
             }) {
                 sizeIndex += 1
@@ -80,7 +81,7 @@ public struct V4L2FormatOffer: Hashable, Sendable {
                 case .stepwise(_, let maximum, _): maximum
                 }
                 var intervals: [V4L2FrameIntervalEntry] = []
-                while let interval = try optionalIoctl({ () throws(SyscallError) in
+                while let interval = try optionalIoctl({ () throws(Errno) in
                     try syscalls.enumerateFrameInterval(fd, pixelFormat: format.pixelFormat, size: at,
                                                         index: intervals.count)
                 }) {
@@ -96,22 +97,11 @@ public struct V4L2FormatOffer: Hashable, Sendable {
     }
 }
 
-/// Repeats `body` while it fails with `EINTR` (a signal arrived during the call).
-func retryingOnInterrupt<T>(_ body: () throws(SyscallError) -> T) throws(SyscallError) -> T {
-    while true {
-        do {
-            return try body()
-        } catch where error.errno == EINTR {
-            continue
-        }
-    }
-}
-
 /// An optional enumeration ioctl: `ENOTTY` (not implemented by the driver) counts as "no entries".
-private func optionalIoctl<T>(_ body: () throws(SyscallError) -> T?) throws(SyscallError) -> T? {
+private func optionalIoctl<T>(_ body: () throws(Errno) -> T?) throws(Errno) -> T? {
     do {
         return try retryingOnInterrupt(body)
-    } catch where error.errno == ENOTTY {
+    } catch where error.code == ENOTTY {
         return nil
     }
 }

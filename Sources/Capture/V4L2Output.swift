@@ -10,15 +10,15 @@ import WinkCore
 /// implementation is `KernelV4L2OutputSyscalls`. Need not be thread-safe.
 public protocol V4L2OutputSyscalls: AnyObject {
     /// `open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)`. - Returns: the file descriptor.
-    func open(_ path: String) throws(SyscallError) -> Int32
+    func open(_ path: String) throws(Errno) -> Int32
     /// `close(fd)`.
     func close(_ fd: Int32)
     /// `VIDIOC_QUERYCAP`.
-    func queryCapability(_ fd: Int32) throws(SyscallError) -> V4L2Capability
+    func queryCapability(_ fd: Int32) throws(Errno) -> V4L2Capability
     /// `VIDIOC_S_FMT` with `V4L2_BUF_TYPE_VIDEO_OUTPUT`, progressive. - Returns: the format the driver set.
-    func setOutputFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(SyscallError) -> V4L2ImageFormat
+    func setOutputFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(Errno) -> V4L2ImageFormat
     /// `write(fd, bytes, count)`. - Returns: the bytes written.
-    func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SyscallError) -> Int
+    func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int
     /// Who this process is and what the device at `path` allows, for the line explaining an `EACCES`.
     func deviceAccess(_ path: String) -> DeviceAccess
 }
@@ -37,19 +37,19 @@ extension V4L2Capabilities {
 public final class KernelV4L2OutputSyscalls: V4L2OutputSyscalls, @unchecked Sendable {
     public init() {}
 
-    public func open(_ path: String) throws(SyscallError) -> Int32 {
+    public func open(_ path: String) throws(Errno) -> Int32 {
         let fd = Glibc.open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
-        if fd < 0 { throw SyscallError(errno: errno) }
+        if fd < 0 { throw Errno(code: errno) }
         return fd
     }
 
     public func close(_ fd: Int32) { _ = Glibc.close(fd) }
 
-    public func queryCapability(_ fd: Int32) throws(SyscallError) -> V4L2Capability {
+    public func queryCapability(_ fd: Int32) throws(Errno) -> V4L2Capability {
         try LibV4L2Syscalls().queryCapability(fd)
     }
 
-    public func setOutputFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(SyscallError) -> V4L2ImageFormat {
+    public func setOutputFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(Errno) -> V4L2ImageFormat {
         var f = v4l2_format()
         f.type = V4L2_BUF_TYPE_VIDEO_OUTPUT.rawValue
         f.fmt.pix.pixelformat = format.pixelFormat.rawValue
@@ -59,15 +59,15 @@ public final class KernelV4L2OutputSyscalls: V4L2OutputSyscalls, @unchecked Send
         f.fmt.pix.bytesperline = UInt32(format.bytesPerLine)
         f.fmt.pix.sizeimage = UInt32(format.sizeImage)
         f.fmt.pix.colorspace = V4L2_COLORSPACE_SRGB.rawValue
-        if CLinux_v4l2_ioctl(fd, CLinux_VIDIOC_S_FMT, &f) < 0 { throw SyscallError(errno: errno) }
+        if CLinux_v4l2_ioctl(fd, CLinux_VIDIOC_S_FMT, &f) < 0 { throw Errno(code: errno) }
         return V4L2ImageFormat(pixelFormat: PixelFormat(rawValue: f.fmt.pix.pixelformat),
                                width: Int(f.fmt.pix.width), height: Int(f.fmt.pix.height),
                                bytesPerLine: Int(f.fmt.pix.bytesperline), sizeImage: Int(f.fmt.pix.sizeimage))
     }
 
-    public func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SyscallError) -> Int {
+    public func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
         let n = Glibc.write(fd, bytes.baseAddress, bytes.count)
-        if n < 0 { throw SyscallError(errno: errno) }
+        if n < 0 { throw Errno(code: errno) }
         return n
     }
 }
@@ -109,7 +109,7 @@ public final class V4L2Output {
         scratch = .allocate(capacity: 1)
         let fd: Int32
         do {
-            fd = try retryingOnInterrupt { () throws(SyscallError) in try syscalls.open(path) }
+            fd = try retryingOnInterrupt { () throws(Errno) in try syscalls.open(path) }
         } catch {
             scratch.deallocate()
             throw V4L2Camera.error(error, path: path, during: "open", access: syscalls.deviceAccess)
@@ -117,15 +117,15 @@ public final class V4L2Output {
         self.fd = fd
         format = V4L2ImageFormat(pixelFormat: .yuyv, width: width, height: height)
         do {
-            let capability = try retryingOnInterrupt { () throws(SyscallError) in try syscalls.queryCapability(fd) }
+            let capability = try retryingOnInterrupt { () throws(Errno) in try syscalls.queryCapability(fd) }
             guard capability.nodeCapabilities.contains(.videoOutput) else {
                 throw CaptureError(.unsupported, subject: path,
                                    reason: "not a video output device (\(capability.card); is it a v4l2loopback node?)")
             }
             format = try Self.negotiate(fd, width: width, height: height, syscalls: syscalls, path: path)
-        } catch let error as SyscallError {
+        } catch let error as Errno {
             close()
-            if error.errno == ENOTTY || error.errno == EINVAL {
+            if error.code == ENOTTY || error.code == EINVAL {
                 throw CaptureError(.unsupported, subject: path, reason: "not a V4L2 device")
             }
             throw V4L2Camera.error(error, path: path, during: "VIDIOC_QUERYCAP/VIDIOC_S_FMT", access: syscalls.deviceAccess)
@@ -147,13 +147,13 @@ public final class V4L2Output {
             let pixelFormat = candidate.0, bytesPerPixel = candidate.1
             let wanted = V4L2ImageFormat(pixelFormat: pixelFormat, width: width, height: height,
                                          bytesPerLine: width * bytesPerPixel, sizeImage: width * height * bytesPerPixel)
-            let answer = Result { () throws(SyscallError) -> V4L2ImageFormat in
-                try retryingOnInterrupt { () throws(SyscallError) in try syscalls.setOutputFormat(fd, wanted) }
+            let answer = Result { () throws(Errno) -> V4L2ImageFormat in
+                try retryingOnInterrupt { () throws(Errno) in try syscalls.setOutputFormat(fd, wanted) }
             }
             let granted: V4L2ImageFormat
             switch answer {
             case .success(let format): granted = format
-            case .failure(let error) where error.errno == EINVAL: continue
+            case .failure(let error) where error.code == EINVAL: continue
             case .failure(let error): throw error
             }
             if granted.pixelFormat == pixelFormat && granted.width == width && granted.height == height {
@@ -192,9 +192,9 @@ public final class V4L2Output {
         }
         let bytes = UnsafeRawBufferPointer(start: scratch, count: size)
         do {
-            let n = try retryingOnInterrupt { () throws(SyscallError) in try syscalls.write(fd, bytes) }
+            let n = try retryingOnInterrupt { () throws(Errno) in try syscalls.write(fd, bytes) }
             if n == size { framesWritten += 1 } else { framesSkipped += 1 }
-        } catch where error.errno == EAGAIN {
+        } catch where error.code == EAGAIN {
             framesSkipped += 1
         } catch {
             throw V4L2Camera.error(error, path: path, during: "write", access: syscalls.deviceAccess)

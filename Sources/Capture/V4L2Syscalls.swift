@@ -1,55 +1,56 @@
 import CLinux
 #if canImport(Glibc)
 import Glibc
+import WinkCore
 #endif
 
 /// The one funnel every V4L2 system call goes through, so camera logic can run against a scripted fake.
 ///
 /// Each method is exactly one call (`v4l2_open`, one `v4l2_ioctl` request, `v4l2_mmap`, `poll`, ...) and
-/// reports failure as the `errno` it left (`SyscallError`); none retries on `EINTR` (the caller does). The
+/// reports failure as the `errno` it left (`Errno`); none retries on `EINTR` (the caller does). The
 /// real implementation is `LibV4L2Syscalls`; a fake sits exactly where the `v4l2_*` calls go, so it must
 /// return frames already in the format asked for, as libv4l2's conversion would.
 ///
 /// Implementations need not be thread-safe: a camera calls them from one thread at a time.
 public protocol V4L2Syscalls: AnyObject {
     /// `v4l2_open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)`. - Returns: the file descriptor.
-    func open(_ path: String) throws(SyscallError) -> Int32
+    func open(_ path: String) throws(Errno) -> Int32
     /// `v4l2_close(fd)`.
     func close(_ fd: Int32)
     /// `VIDIOC_QUERYCAP`.
-    func queryCapability(_ fd: Int32) throws(SyscallError) -> V4L2Capability
+    func queryCapability(_ fd: Int32) throws(Errno) -> V4L2Capability
     /// `VIDIOC_ENUM_FMT` for `V4L2_BUF_TYPE_VIDEO_CAPTURE` at `index`. - Returns: nil past the last one
     /// (the ioctl's `EINVAL`).
-    func enumerateFormat(_ fd: Int32, index: Int) throws(SyscallError) -> V4L2FormatEntry?
+    func enumerateFormat(_ fd: Int32, index: Int) throws(Errno) -> V4L2FormatEntry?
     /// `VIDIOC_ENUM_FRAMESIZES` for `pixelFormat` at `index`. - Returns: nil past the last one (`EINVAL`).
-    func enumerateFrameSize(_ fd: Int32, pixelFormat: PixelFormat, index: Int) throws(SyscallError)
+    func enumerateFrameSize(_ fd: Int32, pixelFormat: PixelFormat, index: Int) throws(Errno)
         -> V4L2FrameSizeEntry?
     /// `VIDIOC_ENUM_FRAMEINTERVALS` for `pixelFormat` at `size`. - Returns: nil past the last one (`EINVAL`).
     func enumerateFrameInterval(_ fd: Int32, pixelFormat: PixelFormat, size: FrameSize, index: Int)
-        throws(SyscallError) -> V4L2FrameIntervalEntry?
+        throws(Errno) -> V4L2FrameIntervalEntry?
     /// `VIDIOC_S_FMT` (capture, progressive). - Returns: the format the driver (or libv4l2) settled on.
-    func setFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(SyscallError) -> V4L2ImageFormat
+    func setFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(Errno) -> V4L2ImageFormat
     /// `VIDIOC_S_PARM` with `timeperframe = interval`. - Returns: the interval the driver settled on.
-    func setFrameInterval(_ fd: Int32, _ interval: Fraction) throws(SyscallError) -> Fraction
+    func setFrameInterval(_ fd: Int32, _ interval: Fraction) throws(Errno) -> Fraction
     /// `VIDIOC_REQBUFS` (`V4L2_MEMORY_MMAP`). - Returns: how many buffers the driver granted.
-    func requestBuffers(_ fd: Int32, count: Int) throws(SyscallError) -> Int
+    func requestBuffers(_ fd: Int32, count: Int) throws(Errno) -> Int
     /// `VIDIOC_QUERYBUF` for buffer `index`.
-    func queryBuffer(_ fd: Int32, index: Int) throws(SyscallError) -> V4L2BufferLocation
+    func queryBuffer(_ fd: Int32, index: Int) throws(Errno) -> V4L2BufferLocation
     /// `VIDIOC_QBUF`: hands buffer `index` to the driver to fill.
-    func queueBuffer(_ fd: Int32, index: Int) throws(SyscallError)
+    func queueBuffer(_ fd: Int32, index: Int) throws(Errno)
     /// `VIDIOC_DQBUF`: takes a filled buffer back; `EAGAIN` when none is ready (non-blocking descriptor).
-    func dequeueBuffer(_ fd: Int32) throws(SyscallError) -> V4L2DequeuedBuffer
+    func dequeueBuffer(_ fd: Int32) throws(Errno) -> V4L2DequeuedBuffer
     /// `VIDIOC_STREAMON`.
-    func streamOn(_ fd: Int32) throws(SyscallError)
+    func streamOn(_ fd: Int32) throws(Errno)
     /// `VIDIOC_STREAMOFF` (also returns every buffer to the dequeued state).
-    func streamOff(_ fd: Int32) throws(SyscallError)
+    func streamOff(_ fd: Int32) throws(Errno)
     /// `v4l2_mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset)`.
-    func mapBuffer(_ fd: Int32, length: Int, offset: Int) throws(SyscallError) -> UnsafeMutableRawPointer
+    func mapBuffer(_ fd: Int32, length: Int, offset: Int) throws(Errno) -> UnsafeMutableRawPointer
     /// `v4l2_munmap(address, length)`.
     func unmapBuffer(_ address: UnsafeMutableRawPointer, length: Int)
     /// `poll(2)` for `POLLIN` on `fd`. - Returns: true when the descriptor is readable or flags an error
     /// (`POLLERR`/`POLLHUP`), false when `timeoutMilliseconds` passed first.
-    func poll(_ fd: Int32, timeoutMilliseconds: Int32) throws(SyscallError) -> Bool
+    func poll(_ fd: Int32, timeoutMilliseconds: Int32) throws(Errno) -> Bool
     /// Who this process is and what the device at `path` allows (`stat(2)`, `getgroups(2)`, the
     /// environment): read for the line that explains an `EACCES`. Defaults to `DeviceAccess.current`.
     func deviceAccess(_ path: String) -> DeviceAccess
@@ -70,24 +71,24 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
     private static let captureType = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
 
     @inline(__always)
-    private func ioctl(_ fd: Int32, _ request: UInt, _ argument: UnsafeMutableRawPointer) throws(SyscallError) {
-        if CLinux_v4l2_ioctl(fd, request, argument) < 0 { throw SyscallError(errno: errno) }
+    private func ioctl(_ fd: Int32, _ request: UInt, _ argument: UnsafeMutableRawPointer) throws(Errno) {
+        if CLinux_v4l2_ioctl(fd, request, argument) < 0 { throw Errno(code: errno) }
     }
 
     /// Runs an enumeration ioctl; `EINVAL` means past the end.
-    private func enumerate<T>(_ fd: Int32, _ request: UInt, _ value: inout T) throws(SyscallError) -> Bool {
+    private func enumerate<T>(_ fd: Int32, _ request: UInt, _ value: inout T) throws(Errno) -> Bool {
         do {
-            try withUnsafeMutableBytes(of: &value) { (raw) throws(SyscallError) in
+            try withUnsafeMutableBytes(of: &value) { (raw) throws(Errno) in
                 try ioctl(fd, request, raw.baseAddress!)
             }
             return true
-        } catch where error.errno == EINVAL {
+        } catch where error.code == EINVAL {
             return false
         }
     }
 
-    private func call<T>(_ fd: Int32, _ request: UInt, _ value: inout T) throws(SyscallError) {
-        try withUnsafeMutableBytes(of: &value) { (raw) throws(SyscallError) in
+    private func call<T>(_ fd: Int32, _ request: UInt, _ value: inout T) throws(Errno) {
+        try withUnsafeMutableBytes(of: &value) { (raw) throws(Errno) in
             try ioctl(fd, request, raw.baseAddress!)
         }
     }
@@ -96,15 +97,15 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
         withUnsafeBytes(of: tuple) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
     }
 
-    public func open(_ path: String) throws(SyscallError) -> Int32 {
+    public func open(_ path: String) throws(Errno) -> Int32 {
         let fd = CLinux_v4l2_open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
-        if fd < 0 { throw SyscallError(errno: errno) }
+        if fd < 0 { throw Errno(code: errno) }
         return fd
     }
 
     public func close(_ fd: Int32) { _ = v4l2_close(fd) }
 
-    public func queryCapability(_ fd: Int32) throws(SyscallError) -> V4L2Capability {
+    public func queryCapability(_ fd: Int32) throws(Errno) -> V4L2Capability {
         var cap = v4l2_capability()
         try call(fd, CLinux_VIDIOC_QUERYCAP, &cap)
         return V4L2Capability(driver: Self.string(cap.driver), card: Self.string(cap.card),
@@ -113,7 +114,7 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
                               deviceCapabilities: V4L2Capabilities(rawValue: cap.device_caps))
     }
 
-    public func enumerateFormat(_ fd: Int32, index: Int) throws(SyscallError) -> V4L2FormatEntry? {
+    public func enumerateFormat(_ fd: Int32, index: Int) throws(Errno) -> V4L2FormatEntry? {
         var desc = v4l2_fmtdesc()
         desc.index = UInt32(index)
         desc.type = Self.captureType
@@ -124,7 +125,7 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
                                isEmulated: desc.flags & UInt32(V4L2_FMT_FLAG_EMULATED) != 0)
     }
 
-    public func enumerateFrameSize(_ fd: Int32, pixelFormat: PixelFormat, index: Int) throws(SyscallError)
+    public func enumerateFrameSize(_ fd: Int32, pixelFormat: PixelFormat, index: Int) throws(Errno)
         -> V4L2FrameSizeEntry?
     {
         var size = v4l2_frmsizeenum()
@@ -141,7 +142,7 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
     }
 
     public func enumerateFrameInterval(_ fd: Int32, pixelFormat: PixelFormat, size: FrameSize, index: Int)
-        throws(SyscallError) -> V4L2FrameIntervalEntry?
+        throws(Errno) -> V4L2FrameIntervalEntry?
     {
         var interval = v4l2_frmivalenum()
         interval.index = UInt32(index)
@@ -158,7 +159,7 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
                          step: Fraction(s.step.numerator, s.step.denominator))
     }
 
-    public func setFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(SyscallError) -> V4L2ImageFormat {
+    public func setFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(Errno) -> V4L2ImageFormat {
         var f = v4l2_format()
         f.type = Self.captureType
         f.fmt.pix.pixelformat = format.pixelFormat.rawValue
@@ -171,7 +172,7 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
                                bytesPerLine: Int(f.fmt.pix.bytesperline), sizeImage: Int(f.fmt.pix.sizeimage))
     }
 
-    public func setFrameInterval(_ fd: Int32, _ interval: Fraction) throws(SyscallError) -> Fraction {
+    public func setFrameInterval(_ fd: Int32, _ interval: Fraction) throws(Errno) -> Fraction {
         var parm = v4l2_streamparm()
         parm.type = Self.captureType
         parm.parm.capture.timeperframe = v4l2_fract(numerator: interval.numerator, denominator: interval.denominator)
@@ -180,7 +181,7 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
         return Fraction(t.numerator, t.denominator)
     }
 
-    public func requestBuffers(_ fd: Int32, count: Int) throws(SyscallError) -> Int {
+    public func requestBuffers(_ fd: Int32, count: Int) throws(Errno) -> Int {
         var request = v4l2_requestbuffers()
         request.count = UInt32(count)
         request.type = Self.captureType
@@ -197,18 +198,18 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
         return buffer
     }
 
-    public func queryBuffer(_ fd: Int32, index: Int) throws(SyscallError) -> V4L2BufferLocation {
+    public func queryBuffer(_ fd: Int32, index: Int) throws(Errno) -> V4L2BufferLocation {
         var b = buffer(index: index)
         try call(fd, CLinux_VIDIOC_QUERYBUF, &b)
         return V4L2BufferLocation(offset: Int(b.m.offset), length: Int(b.length))
     }
 
-    public func queueBuffer(_ fd: Int32, index: Int) throws(SyscallError) {
+    public func queueBuffer(_ fd: Int32, index: Int) throws(Errno) {
         var b = buffer(index: index)
         try call(fd, CLinux_VIDIOC_QBUF, &b)
     }
 
-    public func dequeueBuffer(_ fd: Int32) throws(SyscallError) -> V4L2DequeuedBuffer {
+    public func dequeueBuffer(_ fd: Int32) throws(Errno) -> V4L2DequeuedBuffer {
         var b = buffer(index: 0)
         try call(fd, CLinux_VIDIOC_DQBUF, &b)
         let ns = UInt64(max(0, b.timestamp.tv_sec)) * 1_000_000_000 + UInt64(max(0, b.timestamp.tv_usec)) * 1000
@@ -217,28 +218,28 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
                                   timestampNanoseconds: ns)
     }
 
-    public func streamOn(_ fd: Int32) throws(SyscallError) {
+    public func streamOn(_ fd: Int32) throws(Errno) {
         var type = Int32(Self.captureType)
         try call(fd, CLinux_VIDIOC_STREAMON, &type)
     }
 
-    public func streamOff(_ fd: Int32) throws(SyscallError) {
+    public func streamOff(_ fd: Int32) throws(Errno) {
         var type = Int32(Self.captureType)
         try call(fd, CLinux_VIDIOC_STREAMOFF, &type)
     }
 
-    public func mapBuffer(_ fd: Int32, length: Int, offset: Int) throws(SyscallError) -> UnsafeMutableRawPointer {
+    public func mapBuffer(_ fd: Int32, length: Int, offset: Int) throws(Errno) -> UnsafeMutableRawPointer {
         let address = v4l2_mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, Int64(offset))
-        guard let address, address != MAP_FAILED else { throw SyscallError(errno: errno) }
+        guard let address, address != MAP_FAILED else { throw Errno(code: errno) }
         return address
     }
 
     public func unmapBuffer(_ address: UnsafeMutableRawPointer, length: Int) { _ = v4l2_munmap(address, length) }
 
-    public func poll(_ fd: Int32, timeoutMilliseconds: Int32) throws(SyscallError) -> Bool {
+    public func poll(_ fd: Int32, timeoutMilliseconds: Int32) throws(Errno) -> Bool {
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         let n = Glibc.poll(&descriptor, 1, timeoutMilliseconds)
-        if n < 0 { throw SyscallError(errno: errno) }
+        if n < 0 { throw Errno(code: errno) }
         return n > 0
     }
 }

@@ -2,15 +2,6 @@
 import Glibc
 #endif
 
-/// A failed system call: the `errno` it left, e.g. `ENODEV`.
-public struct SyscallError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The C `errno` value (`<errno.h>`).
-    public var errno: Int32
-    public init(errno: Int32) { self.errno = errno }
-    /// `strerror(3)` text, e.g. "No such device".
-    public var description: String { String(cString: strerror(errno)) }
-}
-
 /// A V4L2 pixel format: a FourCC code as in `<linux/videodev2.h>` (`v4l2_fourcc(a, b, c, d)`, `a` in the
 /// low byte).
 public struct PixelFormat: RawRepresentable, Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import WinkCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,6 +16,7 @@ public final class EventClient {
     /// The greeting exactly as received (without newline).
     public let helloLine: String
 
+    private let syscalls: any SocketSyscalls
     private var fd: Int32
     private var splitter = LineSplitter(maximumLineBytes: 1 << 20)
     private var ready: [String] = []
@@ -22,38 +24,41 @@ public final class EventClient {
     private var atEOF = false
 
     /// Connects to `path` and reads the `hello` line.
-    /// - Parameter timeout: seconds to wait for the `hello`.
+    /// - Parameters:
+    ///   - timeout: seconds to wait for the `hello`.
+    ///   - syscalls: where the socket calls go; a fake in tests.
     /// - Throws: `EventServerError` `.noDaemon` when nothing listens at `path` (ENOENT, ECONNREFUSED),
     ///   `.pathTooLong`, `.system(errno:)` for other connect failures (EACCES: the socket's mode keeps us
     ///   out), `.protocolViolation` when the first line is not a winkd `hello` or does not come in time.
-    public init(path: String, timeout: Double = 5) throws {
+    public init(path: String, timeout: Double = 5, syscalls: any SocketSyscalls = LinuxSocketSyscalls()) throws {
         self.path = path
+        self.syscalls = syscalls
         guard path.utf8.count <= EventSocketPath.maximumLength else {
             throw EventServerError(.pathTooLong, subject: path, reason: "socket path longer than \(EventSocketPath.maximumLength) bytes")
         }
         do {
-            fd = try Syscalls.connect(path: path)
-        } catch let error as Errno {
+            fd = try syscalls.connect(path: path)
+        } catch {
             switch error.code {
             case ENOENT, ECONNREFUSED, ENOTDIR:
                 throw EventServerError(.noDaemon, subject: path, reason: "no winkd listening (is it running?)")
             default:
-                throw EventServerError(.system(errno: error.code), subject: path, reason: "cannot connect: \(error.description)")
+                throw EventServerError(.system(errno: error.code), subject: path, reason: "cannot connect: \(error.message)")
             }
         }
         var greeting: String?
         var splitter = LineSplitter(maximumLineBytes: 1 << 20)
         var early: [String] = []
         do {
-            greeting = try Self.readLine(fd: fd, splitter: &splitter, queue: &early,
-                                     deadline: Syscalls.monotonicSeconds() + timeout, eof: &atEOF)
+            greeting = try Self.readLine(fd: fd, syscalls: syscalls, splitter: &splitter, queue: &early,
+                                     deadline: monotonicSeconds() + timeout, eof: &atEOF)
         } catch {
-            Syscalls.close(fd)
+            syscalls.close(fd)
             throw error
         }
         guard let greeting, let decoded = try? JSONDecoder().decode(HelloLine.self, from: Data(greeting.utf8)),
               decoded.type == "hello", decoded.protocol == "winkd" else {
-            Syscalls.close(fd)
+            syscalls.close(fd)
             throw EventServerError(.protocolViolation, subject: path,
                                    reason: greeting == nil ? "no hello from the server" : "not a winkd hello: \(greeting!.prefix(80))")
         }
@@ -65,9 +70,14 @@ public final class EventClient {
 
     deinit { close() }
 
+    /// True once `nextLine` can only return nil: the connection ended (end of file, reset, or `close()`)
+    /// with no line left to hand out, or a `bye` line was returned. While false, a nil from `nextLine`
+    /// means its timeout passed.
+    public var isFinished: Bool { sawBye || (ready.isEmpty && (atEOF || fd < 0)) }
+
     /// Closes the connection. Further reads return nil.
     public func close() {
-        if fd >= 0 { Syscalls.close(fd) }
+        if fd >= 0 { syscalls.close(fd) }
         fd = -1
     }
 
@@ -86,15 +96,15 @@ public final class EventClient {
         }
         let data = try JSONEncoder().encode(Request(events: events, coefficients: coefficients))
         try send(line: String(decoding: data, as: UTF8.self))
-        let deadline = Syscalls.monotonicSeconds() + timeout
+        let deadline = monotonicSeconds() + timeout
         var kept: [String] = []
         while true {
             let line: String
             if !ready.isEmpty {
                 line = ready.removeFirst()
             } else {
-                guard let next = try Self.readLine(fd: fd, splitter: &splitter, queue: &ready, deadline: deadline,
-                                                   eof: &atEOF) else {
+                guard let next = try Self.readLine(fd: fd, syscalls: syscalls, splitter: &splitter, queue: &ready,
+                                                   deadline: deadline, eof: &atEOF) else {
                     throw EventServerError(.protocolViolation, subject: path, reason: "no reply to subscribe")
                 }
                 line = next
@@ -113,7 +123,7 @@ public final class EventClient {
     }
 
     /// shutdown(SHUT_WR): tells the server we send nothing more while still reading. For tests.
-    func shutDownSending() -> Bool { Glibc.shutdown(fd, Int32(SHUT_WR)) == 0 }
+    func shutDownSending() -> Bool { (try? syscalls.shutDownSending(fd)) != nil }
 
     /// Sends one raw line (a newline is appended).
     /// - Throws: `EventServerError` `.system(errno:)` when the connection is closed.
@@ -126,11 +136,11 @@ public final class EventClient {
         var offset = 0
         while offset < bytes.count {
             var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
-            _ = try? Syscalls.poll(&fds, timeoutMilliseconds: 1000)
+            _ = try? syscalls.poll(&fds, timeoutMilliseconds: 1000)
             do {
-                offset += try bytes.withUnsafeBytes { try Syscalls.send(fd, UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+                offset += try bytes.withUnsafeBytes { try syscalls.send(fd, UnsafeRawBufferPointer(rebasing: $0[offset...])) }
             } catch let error as Errno {
-                throw EventServerError(.system(errno: error.code), subject: path, reason: "cannot send: \(error.description)")
+                throw EventServerError(.system(errno: error.code), subject: path, reason: "cannot send: \(error.message)")
             }
         }
     }
@@ -148,8 +158,8 @@ public final class EventClient {
         } else if atEOF || fd < 0 {
             line = nil
         } else {
-            line = try Self.readLine(fd: fd, splitter: &splitter, queue: &ready,
-                                     deadline: timeout.map { Syscalls.monotonicSeconds() + $0 }, eof: &atEOF)
+            line = try Self.readLine(fd: fd, syscalls: syscalls, splitter: &splitter, queue: &ready,
+                                     deadline: timeout.map { monotonicSeconds() + $0 }, eof: &atEOF)
         }
         if let line, line.contains("\"bye\""), Self.type(of: line) == "bye" { sawBye = true }
         return line
@@ -163,14 +173,14 @@ public final class EventClient {
 
     /// Reads until one line is complete (extra lines go to `queue`); nil at EOF (setting `eof`) or at the
     /// deadline.
-    private static func readLine(fd: Int32, splitter: inout LineSplitter, queue: inout [String],
+    private static func readLine(fd: Int32, syscalls: any SocketSyscalls, splitter: inout LineSplitter, queue: inout [String],
                                  deadline: Double?, eof: inout Bool) throws -> String? {
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
             if !queue.isEmpty { return queue.removeFirst() }
             let waitMs: Int32
             if let deadline {
-                let remaining = deadline - Syscalls.monotonicSeconds()
+                let remaining = deadline - monotonicSeconds()
                 if remaining <= 0 { return nil }
                 waitMs = Int32(min(remaining * 1000, 60_000).rounded(.up))
             } else {
@@ -179,20 +189,20 @@ public final class EventClient {
             var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
             let ready: Int
             do {
-                ready = try Syscalls.poll(&fds, timeoutMilliseconds: waitMs)
-            } catch let error as Errno {
-                throw EventServerError(.system(errno: error.code), subject: "socket", reason: "poll: \(error.description)")
+                ready = try syscalls.poll(&fds, timeoutMilliseconds: waitMs)
+            } catch {
+                throw EventServerError(.system(errno: error.code), subject: "socket", reason: "poll: \(error.message)")
             }
             if ready == 0 { continue }
             let count: Int?
             do {
-                count = try buffer.withUnsafeMutableBytes { try Syscalls.read(fd, into: $0) }
+                count = try buffer.withUnsafeMutableBytes { try syscalls.read(fd, into: $0) }
             } catch let error as Errno {
                 if error.code == ECONNRESET {
                     eof = true
                     return nil
                 }
-                throw EventServerError(.system(errno: error.code), subject: "socket", reason: "read: \(error.description)")
+                throw EventServerError(.system(errno: error.code), subject: "socket", reason: "read: \(error.message)")
             }
             guard let count else { continue }
             if count == 0 {

@@ -1,4 +1,5 @@
 import Foundation
+import WinkCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,7 +7,8 @@ import Glibc
 extension EventServer {
     /// Creates the listening socket at `path` (see `init(path:eventNames:options:log:)` for the rules).
     /// - Returns: the fd and the (st_dev, st_ino) of the socket file.
-    static func bindListening(path: String, options: Options) throws -> (Int32, (dev: UInt64, ino: UInt64)) {
+    static func bindListening(path: String, options: Options, syscalls: any SocketSyscalls)
+        throws -> (Int32, (dev: UInt64, ino: UInt64)) {
         let length = path.utf8.count
         guard length > 0 else {
             throw EventServerError(.system(errno: EINVAL), subject: path, reason: "empty socket path")
@@ -16,40 +18,40 @@ extension EventServer {
                                    reason: "socket path is \(length) bytes; a Unix socket address holds at most \(EventSocketPath.maximumLength)")
         }
         func fail(_ error: Errno, _ what: String) -> EventServerError {
-            EventServerError(.system(errno: error.code), subject: path, reason: "\(what): \(error.description)")
+            EventServerError(.system(errno: error.code), subject: path, reason: "\(what): \(error.message)")
         }
         // A permission problem is the directory's: name it, and who asked.
         let directory = parentDirectory(of: path)
         func denied(_ error: Errno, _ what: String) -> EventServerError {
             EventServerError(.system(errno: error.code), subject: directory,
-                             reason: "\(what) as \(describeUser(geteuid())): \(error.description)")
+                             reason: "\(what) as \(describeUser(geteuid())): \(error.message)")
         }
         do {
-            try makeParentDirectories(of: path, mode: directoryMode(forSocketMode: options.mode))
+            try makeParentDirectories(of: path, mode: directoryMode(forSocketMode: options.mode), syscalls: syscalls)
         } catch let error as DirectoryError {
             throw EventServerError(.system(errno: error.errno.code), subject: error.directory,
                                    reason: "cannot create the socket's directory as \(describeUser(geteuid())): "
-                                       + error.errno.description)
+                                       + error.errno.message)
         }
         do {
-            try checkDirectory(directory)
+            try checkDirectory(directory, syscalls: syscalls)
         } catch let error as Errno {
             throw denied(error, "cannot search the socket's directory")
         }
 
         do {
-            if let st = try Syscalls.lstat(path) {
+            if let st = try syscalls.lstat(path) {
                 guard st.st_mode & S_IFMT == S_IFSOCK else {
                     throw EventServerError(.notASocket, subject: path, reason: "exists and is not a socket; refusing to replace it")
                 }
                 do {
-                    let fd = try Syscalls.connect(path: path)
-                    Syscalls.close(fd)
+                    let fd = try syscalls.connect(path: path)
+                    syscalls.close(fd)
                     throw EventServerError(.inUse, subject: path, reason: "another winkd is listening")
                 } catch let error as Errno {
                     switch error.code {
                     case ECONNREFUSED:
-                        try Syscalls.unlink(path)  // stale: left by a daemon that died without unlinking
+                        try syscalls.unlink(path)  // stale: left by a daemon that died without unlinking
                     case ENOENT:
                         break
                     case EAGAIN:
@@ -66,16 +68,16 @@ extension EventServer {
 
         let fd: Int32
         do {
-            fd = try Syscalls.bindListen(path: path, mode: options.mode & 0o777, backlog: options.backlog)
-        } catch let error as Errno {
+            fd = try syscalls.bindListen(path: path, mode: options.mode & 0o777, backlog: options.backlog)
+        } catch {
             if error.code == EADDRINUSE {
                 throw EventServerError(.inUse, subject: path, reason: "another winkd is listening")
             }
             if error.code == EACCES || error.code == EPERM { throw denied(error, "cannot create the socket in its directory") }
             throw fail(error, "cannot bind")
         }
-        guard let st = try? Syscalls.lstat(path) else {
-            Syscalls.close(fd)
+        guard let st = try? syscalls.lstat(path) else {
+            syscalls.close(fd)
             throw EventServerError(.system(errno: ENOENT), subject: path, reason: "socket file vanished right after bind")
         }
         return (fd, (UInt64(st.st_dev), UInt64(st.st_ino)))
@@ -107,18 +109,18 @@ extension EventServer {
 
     /// mkdir -p of the path's parent; each directory it creates gets exactly `mode` (chmod after mkdir, as
     /// the umask, e.g. systemd's UMask=0077, would take the group's bits away again).
-    private static func makeParentDirectories(of path: String, mode: UInt32) throws {
+    private static func makeParentDirectories(of path: String, mode: UInt32, syscalls: any SocketSyscalls) throws {
         var components = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         components.removeLast()
         var current = path.hasPrefix("/") ? "" : "."
         for component in components {
             current += "/" + component
             do {
-                if try Syscalls.lstat(current) == nil {
-                    try Syscalls.mkdir(current, mode: mode)
-                    try Syscalls.chmod(current, mode: mode)
+                if try syscalls.lstat(current) == nil {
+                    try syscalls.mkdir(current, mode: mode)
+                    try syscalls.chmod(current, mode: mode)
                 }
-            } catch let error as Errno {
+            } catch {
                 throw DirectoryError(directory: current, errno: error)
             }
         }
@@ -130,13 +132,13 @@ extension EventServer {
     /// writable by everyone without the sticky bit (`/tmp`, mode 1777, is fine).
     /// - Throws: `EventServerError` `.unsafeDirectory` naming the directory, why, and what to do; `Errno`
     ///   when a directory cannot be examined (EACCES).
-    static func checkDirectory(_ directory: String) throws {
+    static func checkDirectory(_ directory: String, syscalls: any SocketSyscalls = LinuxSocketSyscalls()) throws {
         let me = geteuid()
         let trusted: (UInt32) -> Bool = { $0 == me || $0 == 0 }
         let advice = "give winkd a directory of its own user (winkd --socket PATH, e.g. under $XDG_RUNTIME_DIR)"
-        guard let own = try Syscalls.lstat(directory) else { throw Errno(code: ENOENT) }
+        guard let own = try syscalls.lstat(directory) else { throw Errno(code: ENOENT) }
         if own.st_mode & S_IFMT == S_IFLNK {
-            let target = (try? Syscalls.realpath(directory)) ?? "?"
+            let target = (try? syscalls.realpath(directory)) ?? "?"
             throw EventServerError(.unsafeDirectory, subject: directory,
                                    reason: "the socket's directory is a symbolic link (to \(target)), which could be "
                                        + "pointed elsewhere; use the real directory in the socket path, or \(advice)")
@@ -145,18 +147,18 @@ extension EventServer {
         var prefix = ""
         for component in absolute.split(separator: "/") where component != "." {
             prefix += "/" + component
-            if let st = try Syscalls.lstat(prefix), st.st_mode & S_IFMT == S_IFLNK, !trusted(st.st_uid) {
+            if let st = try syscalls.lstat(prefix), st.st_mode & S_IFMT == S_IFLNK, !trusted(st.st_uid) {
                 throw EventServerError(.unsafeDirectory, subject: directory,
                                        reason: "the socket's directory is reached through the symbolic link \(prefix), "
                                            + "owned by \(describeUser(st.st_uid)), who could point it elsewhere; \(advice)")
             }
         }
-        let real = try Syscalls.realpath(directory)
+        let real = try syscalls.realpath(directory)
         var path = ""
         for component in [""] + real.split(separator: "/").map(String.init) {
             path += component.isEmpty ? "" : "/" + component
             let shown = path.isEmpty ? "/" : path
-            guard let st = try Syscalls.lstat(shown) else { throw Errno(code: ENOENT) }
+            guard let st = try syscalls.lstat(shown) else { throw Errno(code: ENOENT) }
             let octal = String(st.st_mode & 0o7777, radix: 8)
             let mode = String(repeating: "0", count: max(0, 4 - octal.count)) + octal
             if !trusted(st.st_uid) {
@@ -196,13 +198,16 @@ public enum SocketActivation {
     /// Returns nil when `LISTEN_PID` is unset or names another process (the variables were meant for a
     /// parent) or `LISTEN_FDS` is unset or 0. Otherwise returns the first of the passed descriptors that is
     /// a listening Unix stream socket (`EventServer(listeningFD:)` then marks it close-on-exec and non-blocking).
-    /// - Parameter firstDescriptor: where the passed descriptors start; 3 except in tests.
+    /// - Parameters:
+    ///   - firstDescriptor: where the passed descriptors start; 3 except in tests.
+    ///   - syscalls: where the socket calls go; a fake in tests.
     /// - Throws: `EventServerError` `.notASocket` when descriptors were passed but none is a listening Unix
     ///   stream socket (a unit file mistake, e.g. `ListenDatagram=`), `.system(errno: EINVAL)` when the
     ///   variables are malformed.
     public static func listeningSocket(environment: [String: String] = ProcessInfo.processInfo.environment,
                                        processID: Int32 = getpid(),
-                                       firstDescriptor: Int32 = SocketActivation.firstDescriptor) throws -> Int32? {
+                                       firstDescriptor: Int32 = SocketActivation.firstDescriptor,
+                                       syscalls: any SocketSyscalls = LinuxSocketSyscalls()) throws -> Int32? {
         guard let pidText = environment["LISTEN_PID"], let countText = environment["LISTEN_FDS"] else { return nil }
         guard let pid = Int32(pidText), let count = Int32(countText), count >= 0, count < 4096 else {
             throw EventServerError(.system(errno: EINVAL), subject: "LISTEN_FDS",
@@ -211,7 +216,7 @@ public enum SocketActivation {
         guard pid == processID, count > 0 else { return nil }
         var found: Int32?
         for fd in firstDescriptor..<(firstDescriptor + count) {
-            if (try? Syscalls.isListeningUnixStream(fd)) == true {
+            if (try? syscalls.isListeningUnixStream(fd)) == true {
                 found = fd
                 break
             }

@@ -8,7 +8,7 @@ import Glibc
 /// each with a `hello` line, answers their `subscribe` requests, and fans published lines out to them.
 ///
 /// Threading: the server runs one thread of its own (`start()`), a `poll(2)` loop over the listening fd,
-/// every client fd (all non-blocking) and a wake pipe. `publish(...)`, `sendBye(reason:)`, `stop(reason:)`
+/// every client fd (all non-blocking) and a wake pipe. `publish(...)`, `stop(reason:)`
 /// and `clientCount` may be called from any thread. Publishing never blocks on a client: a line is encoded
 /// once and appended to each interested client's bounded queue under a short lock; the server thread
 /// writes. A client whose queue is full loses its oldest lines and later receives
@@ -71,6 +71,8 @@ public final class EventServer: @unchecked Sendable {
     private var countHandler: (@Sendable (Int) -> Void)?
 
     private let log: LogHandler?
+    /// Where every socket call goes.
+    private let syscalls: any SocketSyscalls
     private let listenFD: Int32
     /// (st_dev, st_ino) of the socket file we bound, to unlink only our own file; nil for inherited fds.
     private let boundIdentity: (dev: UInt64, ino: UInt64)?
@@ -123,43 +125,47 @@ public final class EventServer: @unchecked Sendable {
     /// bind time via the umask (process-wide: bind before other threads create files).
     /// - Parameters:
     ///   - eventNames: the analyzer table's event names, for `hello` and to check `subscribe`.
+    ///   - syscalls: where the socket calls go; a fake in tests.
     /// - Throws: `EventServerError` `.pathTooLong` (more than 107 bytes), `.inUse`, `.notASocket`,
     ///   `.unsafeDirectory`, `.tooManyEvents` (a `hello` over 8 KiB), or `.system(errno:)` when a directory
     ///   cannot be created or entered or bind(2) fails (a permission error names the directory).
     public convenience init(path: String, eventNames: [String], options: Options = Options(),
-                            log: LogHandler? = nil) throws {
-        let (fd, identity) = try Self.bindListening(path: path, options: options)
+                            log: LogHandler? = nil, syscalls: any SocketSyscalls = LinuxSocketSyscalls()) throws {
+        let (fd, identity) = try Self.bindListening(path: path, options: options, syscalls: syscalls)
         do {
-            try self.init(fd: fd, path: path, identity: identity, eventNames: eventNames, options: options, log: log)
+            try self.init(fd: fd, path: path, identity: identity, eventNames: eventNames, options: options, log: log,
+                          syscalls: syscalls)
         } catch {
-            Syscalls.close(fd)
-            try? Syscalls.unlink(path)
+            syscalls.close(fd)
+            try? syscalls.unlink(path)
             throw error
         }
     }
 
     /// Serves an already-listening socket, e.g. one inherited from systemd (`SocketActivation`). The
     /// server takes ownership of `fd` once this returns (closes it on `stop`; on a throw the fd is left
-    /// open) but never unlinks a path it did not bind.
+    /// open) but never unlinks a path it did not bind. `syscalls`: where the socket calls go; a fake in tests.
     /// - Throws: `EventServerError` `.notASocket` when `fd` is not a listening Unix stream socket,
     ///   `.system(errno:)` when it cannot be made non-blocking.
     public convenience init(listeningFD fd: Int32, eventNames: [String], options: Options = Options(),
-                            log: LogHandler? = nil) throws {
+                            log: LogHandler? = nil, syscalls: any SocketSyscalls = LinuxSocketSyscalls()) throws {
         let name = "fd \(fd)"
         do {
-            guard try Syscalls.isListeningUnixStream(fd) else {
+            guard try syscalls.isListeningUnixStream(fd) else {
                 throw EventServerError(.notASocket, subject: name, reason: "not a listening Unix stream socket")
             }
-            try Syscalls.setNonblockingCloexec(fd, true)
+            try syscalls.setNonblockingCloexec(fd, true)
         } catch let error as Errno {
-            throw EventServerError(.system(errno: error.code), subject: name, reason: error.description)
+            throw EventServerError(.system(errno: error.code), subject: name, reason: error.message)
         }
-        let path = (try? Syscalls.socketPath(fd)) ?? nil
-        try self.init(fd: fd, path: path, identity: nil, eventNames: eventNames, options: options, log: log)
+        let path = (try? syscalls.socketPath(fd)) ?? nil
+        try self.init(fd: fd, path: path, identity: nil, eventNames: eventNames, options: options, log: log,
+                      syscalls: syscalls)
     }
 
     private init(fd: Int32, path: String?, identity: (dev: UInt64, ino: UInt64)?, eventNames: [String],
-                 options: Options, log: LogHandler?) throws {
+                 options: Options, log: LogHandler?, syscalls: any SocketSyscalls) throws {
+        self.syscalls = syscalls
         listenFD = fd
         self.path = path
         boundIdentity = identity
@@ -168,9 +174,9 @@ public final class EventServer: @unchecked Sendable {
         self.log = log
         // The pipe last: a throw before every property is set runs no deinit (which would close `fd`).
         do {
-            (wakeRead, wakeWrite) = try Syscalls.pipe()
-        } catch let error as Errno {
-            throw EventServerError(.system(errno: error.code), subject: path ?? "fd \(fd)", reason: "pipe: \(error.description)")
+            (wakeRead, wakeWrite) = try syscalls.pipe()
+        } catch {
+            throw EventServerError(.system(errno: error.code), subject: path ?? "fd \(fd)", reason: "pipe: \(error.message)")
         }
     }
 
@@ -226,13 +232,6 @@ public final class EventServer: @unchecked Sendable {
         enqueue(bytes) { _ in true }
     }
 
-    /// Queues `{"type":"bye","reason":...}` for every client; each is closed once its queue is written.
-    /// Clients that connect later are served normally.
-    public func sendBye(reason: String) {
-        guard let bytes = encodeForPublish(ByeLine(reason: reason)) else { return }
-        enqueue(bytes, bye: true) { _ in true }
-    }
-
     private func encodeForPublish<T: Encodable>(_ value: T) -> [UInt8]? {
         lock.lock()
         let data = try? publishEncoder.line(value)
@@ -248,14 +247,13 @@ public final class EventServer: @unchecked Sendable {
         return Array(data)
     }
 
-    private func enqueue(_ bytes: [UInt8], bye: Bool = false, to filter: (Subscription) -> Bool) {
-        let now = Syscalls.monotonicSeconds()
+    private func enqueue(_ bytes: [UInt8], to filter: (Subscription) -> Bool) {
+        let now = monotonicSeconds()
         lock.lock()
         defer { lock.unlock() }
         guard !closed else { return }
         for client in clients.values where !client.byeQueued && filter(client.subscription) {
             client.push(bytes, now: now)
-            if bye { client.byeQueued = true }
         }
         wakeLocked()
     }
@@ -265,7 +263,7 @@ public final class EventServer: @unchecked Sendable {
         guard !wakePending, !closed else { return }
         wakePending = true
         var byte: UInt8 = 1
-        _ = withUnsafeBytes(of: &byte) { Syscalls.write(wakeWrite, $0) }
+        _ = withUnsafeBytes(of: &byte) { try? syscalls.write(wakeWrite, $0) }
     }
 
     // MARK: Stopping
@@ -305,7 +303,6 @@ public final class EventServer: @unchecked Sendable {
             order = clients.values.sorted { $0.id < $1.id }
             for client in order {
                 client.hasQueued = !client.queue.isEmpty || client.queue.droppedCount > 0
-                if client.byeQueued { client.closeAfterFlush = true }
             }
             lock.unlock()
             if let reason {
@@ -314,7 +311,7 @@ public final class EventServer: @unchecked Sendable {
                 return
             }
 
-            let now = Syscalls.monotonicSeconds()
+            let now = monotonicSeconds()
             pollfds.removeAll(keepingCapacity: true)
             pollfds.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
             let listening = now >= acceptPausedUntil
@@ -327,7 +324,7 @@ public final class EventServer: @unchecked Sendable {
             }
             let timeout = pollTimeout(now: now, clients: order, acceptPaused: !listening)
             do {
-                _ = try Syscalls.poll(&pollfds, timeoutMilliseconds: timeout)
+                _ = try syscalls.poll(&pollfds, timeoutMilliseconds: timeout)
             } catch {
                 log?(.error, "poll failed: \(error)")
                 Thread.sleep(forTimeInterval: 0.05)
@@ -345,7 +342,7 @@ public final class EventServer: @unchecked Sendable {
                 if alive, client.hasOutput || client.closeAfterFlush || revents & Int32(POLLOUT) != 0 {
                     alive = flush(client)
                 }
-                if alive { alive = housekeeping(client, now: Syscalls.monotonicSeconds()) }
+                if alive { alive = housekeeping(client, now: monotonicSeconds()) }
                 if !alive { closeClient(client) }
             }
             if pollfds[1].revents != 0 { acceptClients() }
@@ -367,40 +364,40 @@ public final class EventServer: @unchecked Sendable {
 
     private func drainWakePipe() {
         var scratch = [UInt8](repeating: 0, count: 64)
-        while let n = try? scratch.withUnsafeMutableBytes({ try Syscalls.read(wakeRead, into: $0) }), n > 0 {}
+        while let n = try? scratch.withUnsafeMutableBytes({ try syscalls.read(wakeRead, into: $0) }), n > 0 {}
     }
 
     private func acceptClients() {
         for _ in 0..<64 {
             let fd: Int32
             do {
-                guard let accepted = try Syscalls.accept(listenFD) else { return }
+                guard let accepted = try syscalls.accept(listenFD) else { return }
                 fd = accepted
-            } catch let error as Errno {
+            } catch {
                 if error.code == EMFILE || error.code == ENFILE || error.code == ENOBUFS || error.code == ENOMEM {
-                    log?(.warning, "accept: \(error.description); pausing for 0.1 s")
-                    acceptPausedUntil = Syscalls.monotonicSeconds() + 0.1
+                    log?(.warning, "accept: \(error.message); pausing for 0.1 s")
+                    acceptPausedUntil = monotonicSeconds() + 0.1
                 } else if error.code != ECONNABORTED && error.code != EPROTO {
-                    log?(.error, "accept: \(error.description)")
+                    log?(.error, "accept: \(error.message)")
                 }
                 return
             } catch {
                 return
             }
-            let peer = Syscalls.peerCredentials(fd)
+            let peer = syscalls.peerCredentials(fd)
             lock.lock()
             let full = clients.count >= options.maximumClients
             lock.unlock()
             if full {
                 if let line = try? encoder.line(ErrorLine(ProtocolError(.tooManyClients, id: nil,
                         "winkd serves at most \(options.maximumClients) clients"))) {
-                    _ = Array(line).withUnsafeBytes { try? Syscalls.send(fd, $0) }
+                    _ = Array(line).withUnsafeBytes { try? syscalls.send(fd, $0) }
                 }
-                Syscalls.close(fd)
+                syscalls.close(fd)
                 log?(.warning, "refused a client (\(peer?.description ?? "unknown peer")): too many clients")
                 continue
             }
-            let now = Syscalls.monotonicSeconds()
+            let now = monotonicSeconds()
             let client = Client(id: nextClientID, fd: fd, peer: peer, capacity: options.queueCapacity, now: now)
             nextClientID += 1
             client.push(lock.withLock { announced.hello }, now: now)
@@ -416,7 +413,7 @@ public final class EventServer: @unchecked Sendable {
         for _ in 0..<16 {
             let count: Int?
             do {
-                count = try buffer.withUnsafeMutableBytes { try Syscalls.read(client.fd, into: $0) }
+                count = try buffer.withUnsafeMutableBytes { try syscalls.read(client.fd, into: $0) }
             } catch {
                 client.closeReason = "read failed: \(error)"
                 return false
@@ -466,7 +463,7 @@ public final class EventServer: @unchecked Sendable {
 
     private func reply<T: Encodable>(_ value: T, to client: Client) {
         guard let data = try? encoder.line(value) else { return }
-        let now = Syscalls.monotonicSeconds()
+        let now = monotonicSeconds()
         lock.lock()
         client.push(Array(data), now: now)
         client.hasQueued = true
@@ -504,7 +501,7 @@ public final class EventServer: @unchecked Sendable {
             let sent: Int
             do {
                 sent = try client.out.withUnsafeBytes {
-                    try Syscalls.send(client.fd, UnsafeRawBufferPointer(rebasing: $0[client.outOffset...]))
+                    try syscalls.send(client.fd, UnsafeRawBufferPointer(rebasing: $0[client.outOffset...]))
                 }
             } catch {
                 client.closeReason = "write failed: \(error)"
@@ -512,7 +509,7 @@ public final class EventServer: @unchecked Sendable {
             }
             if sent == 0 { return true }
             client.outOffset += sent
-            let now = Syscalls.monotonicSeconds()
+            let now = monotonicSeconds()
             client.lastSent = now
             lock.lock()
             client.progressMark = now
@@ -543,7 +540,7 @@ public final class EventServer: @unchecked Sendable {
 
     private func closeClient(_ client: Client) {
         if client.closeAfterFlush || client.readClosed { discardInput(client) }
-        Syscalls.close(client.fd)
+        syscalls.close(client.fd)
         lock.lock()
         clients[client.id] = nil
         lock.unlock()
@@ -555,7 +552,7 @@ public final class EventServer: @unchecked Sendable {
     private func discardInput(_ client: Client) {
         var scratch = [UInt8](repeating: 0, count: 16384)
         for _ in 0..<64 {
-            guard let n = try? scratch.withUnsafeMutableBytes({ try Syscalls.read(client.fd, into: $0) }),
+            guard let n = try? scratch.withUnsafeMutableBytes({ try syscalls.read(client.fd, into: $0) }),
                   n > 0 else { return }
         }
     }
@@ -570,7 +567,7 @@ public final class EventServer: @unchecked Sendable {
 
     private func shutDown(reason: String, clients order: [Client]) {
         if let bye = try? encoder.line(ByeLine(reason: reason)) {
-            let now = Syscalls.monotonicSeconds()
+            let now = monotonicSeconds()
             lock.lock()
             for client in order where !client.byeQueued {
                 client.push(Array(bye), now: now)
@@ -579,14 +576,14 @@ public final class EventServer: @unchecked Sendable {
             for client in order { client.hasQueued = true }
             lock.unlock()
         }
-        let deadline = Syscalls.monotonicSeconds() + options.byeGracePeriod
+        let deadline = monotonicSeconds() + options.byeGracePeriod
         var pending = order
         while !pending.isEmpty {
             pending = pending.filter { client in flush(client) && client.hasOutput }
-            let remaining = deadline - Syscalls.monotonicSeconds()
+            let remaining = deadline - monotonicSeconds()
             if pending.isEmpty || remaining <= 0 { break }
             var fds = pending.map { pollfd(fd: $0.fd, events: Int16(POLLOUT), revents: 0) }
-            _ = try? Syscalls.poll(&fds, timeoutMilliseconds: Int32(max(1, remaining * 1000)))
+            _ = try? syscalls.poll(&fds, timeoutMilliseconds: Int32(max(1, remaining * 1000)))
         }
         for client in order {
             client.closeReason = "server stopping (\(reason))"
@@ -601,13 +598,13 @@ public final class EventServer: @unchecked Sendable {
     private func closeEverything() {
         lock.lock()
         closed = true
-        Syscalls.close(wakeRead)
-        Syscalls.close(wakeWrite)
+        syscalls.close(wakeRead)
+        syscalls.close(wakeWrite)
         lock.unlock()
-        Syscalls.close(listenFD)
-        if let path, let identity = boundIdentity, let st = try? Syscalls.lstat(path),
+        syscalls.close(listenFD)
+        if let path, let identity = boundIdentity, let st = try? syscalls.lstat(path),
            st.st_mode & S_IFMT == S_IFSOCK, UInt64(st.st_dev) == identity.dev, UInt64(st.st_ino) == identity.ino {
-            try? Syscalls.unlink(path)
+            try? syscalls.unlink(path)
         }
         log?(.info, "event socket \(path ?? "fd \(listenFD)") closed")
     }

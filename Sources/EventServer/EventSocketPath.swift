@@ -17,5 +17,5 @@ public enum EventSocketPath {
     public static let systemPath = "/run/winkd/events.sock"
 
     /// The longest path a Unix socket address holds, in bytes: `sun_path` (108) minus its NUL, i.e. 107.
-    public static var maximumLength: Int { Syscalls.sunPathCapacity - 1 }
+    public static var maximumLength: Int { sunPathCapacity - 1 }
 }

@@ -1,9 +1,10 @@
 import WinkCore
 
-/// Errors of `winkctl input`: the map file, the uinput device, the event socket.
+/// Errors of `winkctl input`: the map file and the uinput device (the event socket's are `EventServerError`s,
+/// which `InputSession` turns into a `ConnectionEnd`).
 public typealias InputError = SubjectError<InputErrorCode>
 
-/// What went wrong, deciding the exit code; the error's subject is the map file, uinput device or socket path.
+/// What went wrong, deciding the exit code; the error's subject is the map file or uinput device.
 public enum InputErrorCode: ExitCodeKind {
     /// The map file does not exist or cannot be read. Exit 66.
     case mapUnreadable
@@ -13,14 +14,12 @@ public enum InputErrorCode: ExitCodeKind {
     case invalidMap(problems: [String])
     /// `/dev/uinput` is missing, not writable, or refused the virtual device. Exit 69.
     case uinputUnavailable
-    /// The event socket could not be reached or spoke something other than the winkd protocol. Exit 69.
-    case socket
 
     public var exitCode: ExitCode {
         switch self {
         case .mapUnreadable: .noInput
         case .invalidMap: .configuration
-        case .uinputUnavailable, .socket: .unavailable
+        case .uinputUnavailable: .unavailable
         }
     }
 

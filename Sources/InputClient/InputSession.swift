@@ -1,3 +1,4 @@
+import EventServer
 import Foundation
 import WinkCore
 
@@ -74,7 +75,10 @@ public final class InputSession {
     public func runOnce() -> (end: ConnectionEnd, greeted: Bool) {
         let connection: EventLineConnection
         do {
-            connection = try connector.connect()
+            connection = try connector.connect(helloTimeout: helloTimeout)
+        } catch let error as EventServerError where error.code == .protocolViolation {
+            engine.releaseAll()
+            return (.notWinkd("no winkd hello"), false)
         } catch {
             engine.releaseAll()
             return (.connectFailed("\(error)"), false)

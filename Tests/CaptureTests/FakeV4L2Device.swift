@@ -1,5 +1,6 @@
 @testable import Capture
 import Glibc
+import WinkCore
 
 /// A scripted V4L2 device behind the `V4L2Syscalls` funnel, standing where libv4l2 stands: it converts
 /// to whatever `VIDIOC_S_FMT` asks among the formats libv4l2 would offer, and hands back frames already in
@@ -77,14 +78,14 @@ final class FakeV4L2Device: V4L2Syscalls {
     /// Every fd opened has been closed and every mapping unmapped.
     var released: Bool { openNodes.isEmpty && mapped.isEmpty && openCount == closeCount }
 
-    private func node(_ fd: Int32) throws(SyscallError) -> Node {
-        guard let node = openNodes[fd] else { throw SyscallError(errno: EBADF) }
+    private func node(_ fd: Int32) throws(Errno) -> Node {
+        guard let node = openNodes[fd] else { throw Errno(code: EBADF) }
         return node
     }
 
-    func open(_ path: String) throws(SyscallError) -> Int32 {
-        guard let node = nodes[path] else { throw SyscallError(errno: ENOENT) }
-        if let error = node.openError { throw SyscallError(errno: error) }
+    func open(_ path: String) throws(Errno) -> Int32 {
+        guard let node = nodes[path] else { throw Errno(code: ENOENT) }
+        if let error = node.openError { throw Errno(code: error) }
         openCount += 1
         nextFD += 1
         openNodes[nextFD] = node
@@ -98,32 +99,32 @@ final class FakeV4L2Device: V4L2Syscalls {
         openNodes[fd] = nil
     }
 
-    func queryCapability(_ fd: Int32) throws(SyscallError) -> V4L2Capability { try node(fd).capability }
+    func queryCapability(_ fd: Int32) throws(Errno) -> V4L2Capability { try node(fd).capability }
 
-    func enumerateFormat(_ fd: Int32, index: Int) throws(SyscallError) -> V4L2FormatEntry? {
+    func enumerateFormat(_ fd: Int32, index: Int) throws(Errno) -> V4L2FormatEntry? {
         let formats = try node(fd).formats
         return index < formats.count ? formats[index].format : nil
     }
 
-    func enumerateFrameSize(_ fd: Int32, pixelFormat: PixelFormat, index: Int) throws(SyscallError)
+    func enumerateFrameSize(_ fd: Int32, pixelFormat: PixelFormat, index: Int) throws(Errno)
         -> V4L2FrameSizeEntry?
     {
         guard let offer = try node(fd).formats.first(where: { $0.format.pixelFormat == pixelFormat }) else {
-            throw SyscallError(errno: EINVAL)
+            throw Errno(code: EINVAL)
         }
         return index < offer.sizes.count ? offer.sizes[index].entry : nil
     }
 
     func enumerateFrameInterval(_ fd: Int32, pixelFormat: PixelFormat, size: FrameSize, index: Int)
-        throws(SyscallError) -> V4L2FrameIntervalEntry?
+        throws(Errno) -> V4L2FrameIntervalEntry?
     {
         guard let offer = try node(fd).formats.first(where: { $0.format.pixelFormat == pixelFormat }),
               let sizeOffer = offer.sizes.first(where: { $0.candidateSizes.contains(size) })
-        else { throw SyscallError(errno: EINVAL) }
+        else { throw Errno(code: EINVAL) }
         return index < sizeOffer.intervals.count ? sizeOffer.intervals[index] : nil
     }
 
-    func setFormat(_ fd: Int32, _ wanted: V4L2ImageFormat) throws(SyscallError) -> V4L2ImageFormat {
+    func setFormat(_ fd: Int32, _ wanted: V4L2ImageFormat) throws(Errno) -> V4L2ImageFormat {
         let node = try node(fd)
         requestedFormats.append(wanted)
         let native = node.formats.map(\.format.pixelFormat)
@@ -138,13 +139,13 @@ final class FakeV4L2Device: V4L2Syscalls {
         return format
     }
 
-    func setFrameInterval(_ fd: Int32, _ interval: Fraction) throws(SyscallError) -> Fraction {
+    func setFrameInterval(_ fd: Int32, _ interval: Fraction) throws(Errno) -> Fraction {
         _ = try node(fd)
         requestedIntervals.append(interval)
         return interval
     }
 
-    func requestBuffers(_ fd: Int32, count: Int) throws(SyscallError) -> Int {
+    func requestBuffers(_ fd: Int32, count: Int) throws(Errno) -> Int {
         _ = try node(fd)
         precondition(mapped.isEmpty, "REQBUFS while buffers are mapped")
         for block in memory { block.deallocate() }
@@ -155,27 +156,27 @@ final class FakeV4L2Device: V4L2Syscalls {
         return count
     }
 
-    func queryBuffer(_ fd: Int32, index: Int) throws(SyscallError) -> V4L2BufferLocation {
+    func queryBuffer(_ fd: Int32, index: Int) throws(Errno) -> V4L2BufferLocation {
         _ = try node(fd)
-        guard index < memory.count else { throw SyscallError(errno: EINVAL) }
+        guard index < memory.count else { throw Errno(code: EINVAL) }
         return V4L2BufferLocation(offset: index * bufferLength, length: bufferLength)
     }
 
-    func queueBuffer(_ fd: Int32, index: Int) throws(SyscallError) {
+    func queueBuffer(_ fd: Int32, index: Int) throws(Errno) {
         _ = try node(fd)
-        guard index < memory.count, !queued.contains(index) else { throw SyscallError(errno: EINVAL) }
+        guard index < memory.count, !queued.contains(index) else { throw Errno(code: EINVAL) }
         queued.append(index)
     }
 
-    func dequeueBuffer(_ fd: Int32) throws(SyscallError) -> V4L2DequeuedBuffer {
+    func dequeueBuffer(_ fd: Int32) throws(Errno) -> V4L2DequeuedBuffer {
         _ = try node(fd)
         dequeueCount += 1
-        guard !script.isEmpty else { throw SyscallError(errno: EAGAIN) }
+        guard !script.isEmpty else { throw Errno(code: EAGAIN) }
         switch script.removeFirst() {
         case .fail(let error):
-            throw SyscallError(errno: error)
+            throw Errno(code: error)
         case .frame(let sequence, let nanoseconds, let flags, let fill, let bytesUsed):
-            guard !queued.isEmpty else { throw SyscallError(errno: EAGAIN) }
+            guard !queued.isEmpty else { throw Errno(code: EAGAIN) }
             let index = queued.removeFirst()
             Self.paint(memory[index], format: format, fill: fill)
             return V4L2DequeuedBuffer(index: index, bytesUsed: bytesUsed ?? format.sizeImage, flags: flags,
@@ -199,21 +200,21 @@ final class FakeV4L2Device: V4L2Syscalls {
         }
     }
 
-    func streamOn(_ fd: Int32) throws(SyscallError) {
+    func streamOn(_ fd: Int32) throws(Errno) {
         _ = try node(fd)
         streamOnCount += 1
     }
 
-    func streamOff(_ fd: Int32) throws(SyscallError) {
+    func streamOff(_ fd: Int32) throws(Errno) {
         _ = try node(fd)
         streamOffCount += 1
         queued = []
     }
 
-    func mapBuffer(_ fd: Int32, length: Int, offset: Int) throws(SyscallError) -> UnsafeMutableRawPointer {
+    func mapBuffer(_ fd: Int32, length: Int, offset: Int) throws(Errno) -> UnsafeMutableRawPointer {
         _ = try node(fd)
         guard bufferLength > 0, offset % bufferLength == 0, offset / bufferLength < memory.count else {
-            throw SyscallError(errno: EINVAL)
+            throw Errno(code: EINVAL)
         }
         mapCount += 1
         let address = memory[offset / bufferLength]
@@ -229,7 +230,7 @@ final class FakeV4L2Device: V4L2Syscalls {
     /// Runs at every poll, e.g. to move a `ManualClock`.
     var onPoll: ((Int32) -> Void)?
 
-    func poll(_ fd: Int32, timeoutMilliseconds: Int32) throws(SyscallError) -> Bool {
+    func poll(_ fd: Int32, timeoutMilliseconds: Int32) throws(Errno) -> Bool {
         pollCount += 1
         onPoll?(timeoutMilliseconds)
         return pollScript.isEmpty ? true : pollScript.removeFirst()

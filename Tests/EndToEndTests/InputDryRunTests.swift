@@ -27,4 +27,20 @@ struct InputDryRunTests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdoutLines == ["press KEY_LEFT", "release KEY_LEFT"], "\(r.stdout)")
     }
+
+    /// Without `--socket`, `winkctl input` looks where winkd and `winkctl events` do (EventSocketPath.default),
+    /// here with a relative `XDG_RUNTIME_DIR`, which the XDG specification has ignored.
+    @Test func theDefaultSocketIsTheDaemonsEvenForARelativeRuntimeDirectory() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let map = dir.appendingPathComponent("map.json")
+        try Data(#"{"mappings": [{"event": "winkLeft", "action": {"key": "KEY_LEFT"}}]}"#.utf8).write(to: map)
+        let environment = ["WINK_SOCKET": "", "XDG_RUNTIME_DIR": "relative-runtime"]
+        let input = try Binaries.run("winkctl", ["input", "--map", map.path, "--dry-run", "--once"],
+                                     environment: environment)
+        let events = try Binaries.run("winkctl", ["events"], environment: environment)
+        #expect(input.status == 69 && events.status == 69, "\(input.stderr) \(events.stderr)")
+        let named = { (stderr: String) in stderr.split(separator: ":").dropFirst().first.map(String.init) }
+        #expect(named(input.stderr) == " /run/winkd/events.sock", "\(input.stderr)")
+        #expect(named(input.stderr) == named(events.stderr), "\(input.stderr) \(events.stderr)")
+    }
 }

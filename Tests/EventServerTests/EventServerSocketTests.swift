@@ -181,8 +181,8 @@ struct EventServerSocketTests {
         // A roomy queue absorbs scheduling hiccups of the reading thread on a loaded machine.
         let server = try makeServer(sandbox, options: .init(queueCapacity: 1024, writeTimeout: 0.8))
         defer { server.stop() }
-        let stuck = try Syscalls.connect(path: sandbox.socket)
-        defer { Syscalls.close(stuck) }
+        let stuck = try LinuxSocketSyscalls().connect(path: sandbox.socket)
+        defer { LinuxSocketSyscalls().close(stuck) }
         let reader = try EventClient(path: sandbox.socket)
         #expect(Self.waitUntil { server.clientCount == 2 })
 
@@ -218,7 +218,7 @@ struct EventServerSocketTests {
         var lines = 0
         var types: [String] = []
         var splitter = LineSplitter()
-        while let n = try? bytes.withUnsafeMutableBytes({ try Syscalls.read(stuck, into: $0) }), n > 0 {
+        while let n = try? bytes.withUnsafeMutableBytes({ try LinuxSocketSyscalls().read(stuck, into: $0) }), n > 0 {
             for case .line(let line) in splitter.append(bytes[0..<n]) {
                 lines += 1
                 if let type = Self.type(String(decoding: line, as: UTF8.self)), type != "event" { types.append(type) }
@@ -264,12 +264,12 @@ struct EventServerSocketTests {
         defer { server.stop() }
         let keeper = try EventClient(path: sandbox.socket)
         // A client that vanishes with unread data both ways, as a SIGKILLed process does.
-        let doomed = try Syscalls.connect(path: sandbox.socket)
+        let doomed = try LinuxSocketSyscalls().connect(path: sandbox.socket)
         #expect(Self.waitUntil { server.clientCount == 2 })
-        _ = Array(#"{"type":"subscr"#.utf8).withUnsafeBytes { try? Syscalls.send(doomed, $0) }
+        _ = Array(#"{"type":"subscr"#.utf8).withUnsafeBytes { try? LinuxSocketSyscalls().send(doomed, $0) }
         // 200 lines in a burst fit the keeper's 256-line queue, so it must get every one.
         for frame in 0..<100 { server.publish(event: Self.event("smile", frame: frame)) }
-        Syscalls.close(doomed)
+        LinuxSocketSyscalls().close(doomed)
         for frame in 100..<200 { server.publish(event: Self.event("smile", frame: frame)) }
         var frames: [Int] = []
         while frames.count < 200, let line = try keeper.nextLine(timeout: 2) {
@@ -299,9 +299,9 @@ struct EventServerSocketTests {
         defer { server.stop() }
         let before = Self.openDescriptorCount
         for i in 0..<500 {
-            let fd = try Syscalls.connect(path: sandbox.socket)
-            if i % 2 == 0 { _ = Array("{\"type\":\"x\"}\n".utf8).withUnsafeBytes { try? Syscalls.send(fd, $0) } }
-            Syscalls.close(fd)
+            let fd = try LinuxSocketSyscalls().connect(path: sandbox.socket)
+            if i % 2 == 0 { _ = Array("{\"type\":\"x\"}\n".utf8).withUnsafeBytes { try? LinuxSocketSyscalls().send(fd, $0) } }
+            LinuxSocketSyscalls().close(fd)
         }
         #expect(Self.waitUntil(5) { server.clientCount == 0 && Self.openDescriptorCount == before })
         #expect(Self.openDescriptorCount == before)
@@ -318,12 +318,12 @@ struct EventServerSocketTests {
         let b = try EventClient(path: sandbox.socket)
         #expect(Self.waitUntil { server.clientCount == 2 })
         #expect(throws: EventServerError.self) { _ = try EventClient(path: sandbox.socket, timeout: 2) }
-        let third = try Syscalls.connect(path: sandbox.socket)
-        defer { Syscalls.close(third) }
+        let third = try LinuxSocketSyscalls().connect(path: sandbox.socket)
+        defer { LinuxSocketSyscalls().close(third) }
         var buffer = [UInt8](repeating: 0, count: 4096)
         var fds = [pollfd(fd: third, events: Int16(POLLIN), revents: 0)]
-        _ = try Syscalls.poll(&fds, timeoutMilliseconds: 2000)
-        let n = try buffer.withUnsafeMutableBytes { try Syscalls.read(third, into: $0) } ?? 0
+        _ = try LinuxSocketSyscalls().poll(&fds, timeoutMilliseconds: 2000)
+        let n = try buffer.withUnsafeMutableBytes { try LinuxSocketSyscalls().read(third, into: $0) } ?? 0
         let reply = Self.fields(String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\n").first.map(String.init))
         #expect(reply["type"] as? String == "error" && reply["code"] as? String == "too_many_clients")
         _ = (a, b)
@@ -343,8 +343,8 @@ struct EventServerSocketTests {
 
     @Test func staleSocketFileIsReplaced() throws {
         let sandbox = Sandbox()
-        let fd = try Syscalls.bindListen(path: sandbox.socket, mode: 0o600, backlog: 1)
-        Syscalls.close(fd)  // a daemon that died without unlinking
+        let fd = try LinuxSocketSyscalls().bindListen(path: sandbox.socket, mode: 0o600, backlog: 1)
+        LinuxSocketSyscalls().close(fd)  // a daemon that died without unlinking
         #expect(FileManager.default.fileExists(atPath: sandbox.socket))
         let server = try makeServer(sandbox)
         defer { server.stop() }
@@ -433,22 +433,23 @@ struct EventServerSocketTests {
         let sandbox = Sandbox()
         let server = try makeServer(sandbox)
         try FileManager.default.removeItem(atPath: sandbox.socket)
-        let other = try Syscalls.bindListen(path: sandbox.socket, mode: 0o600, backlog: 1)
-        defer { Syscalls.close(other) }
+        let other = try LinuxSocketSyscalls().bindListen(path: sandbox.socket, mode: 0o600, backlog: 1)
+        defer { LinuxSocketSyscalls().close(other) }
         server.stop()
         #expect(FileManager.default.fileExists(atPath: sandbox.socket))
     }
 
-    @Test func sendByeClosesClientsButKeepsServing() throws {
+    @Test func stopSaysByeToEveryClientAndClosesThem() throws {
         let sandbox = Sandbox()
         let server = try makeServer(sandbox)
-        defer { server.stop() }
-        let client = try EventClient(path: sandbox.socket)
-        #expect(Self.waitUntil { server.clientCount == 1 })
-        server.sendBye(reason: "end_of_input")
-        #expect(Self.fields(try client.nextLine(timeout: 2))["reason"] as? String == "end_of_input")
-        #expect(Self.waitUntil { server.clientCount == 0 })
-        #expect(try EventClient(path: sandbox.socket).hello.version == 1)
+        let clients = [try EventClient(path: sandbox.socket), try EventClient(path: sandbox.socket)]
+        #expect(Self.waitUntil { server.clientCount == 2 })
+        server.stop(reason: "end_of_input")
+        for client in clients {
+            #expect(Self.fields(try client.nextLine(timeout: 2))["reason"] as? String == "end_of_input")
+            #expect(try client.nextLine(timeout: 1) == nil)
+        }
+        #expect(server.clientCount == 0)
     }
 
     @Test func clientCountCallbackFires() throws {
@@ -483,7 +484,7 @@ struct EventServerSocketTests {
 
     @Test func inheritedSocketIsFoundAndServed() throws {
         let sandbox = Sandbox()
-        let fd = try Syscalls.bindListen(path: sandbox.socket, mode: 0o600, backlog: 8)
+        let fd = try LinuxSocketSyscalls().bindListen(path: sandbox.socket, mode: 0o600, backlog: 8)
         let env = ["LISTEN_PID": "\(getpid())", "LISTEN_FDS": "1"]
         #expect(try SocketActivation.listeningSocket(environment: env, firstDescriptor: fd) == fd)
         #expect(try SocketActivation.listeningSocket(environment: ["LISTEN_PID": "1", "LISTEN_FDS": "1"],

@@ -1,4 +1,5 @@
 import Foundation
+import EventServer
 @testable import InputClient
 import Testing
 import WinkCore
@@ -66,10 +67,10 @@ final class ScriptedConnector: EventLineConnector {
         self.clock = clock
     }
 
-    func connect() throws -> EventLineConnection {
+    func connect(helloTimeout: Double) throws -> EventLineConnection {
         connects += 1
         guard !script.isEmpty, let lines = script.removeFirst() else {
-            throw InputError(.socket, subject: path, reason: "no winkd listening")
+            throw EventServerError(.noDaemon, subject: path, reason: "no winkd listening")
         }
         return Connection(lines, clock: clock)
     }
@@ -182,9 +183,12 @@ struct InputSessionTests {
         #expect(logs[2] == "/scripted.sock: connection closed; reconnecting in 0.5 s")
     }
 
-    @Test func defaultSocketPathFollowsTheSpec() {
-        #expect(UnixSocketConnector.defaultPath(environment: ["WINK_SOCKET": "/a.sock", "XDG_RUNTIME_DIR": "/r"]) == "/a.sock")
-        #expect(UnixSocketConnector.defaultPath(environment: ["XDG_RUNTIME_DIR": "/run/user/7"]) == "/run/user/7/winkd/events.sock")
-        #expect(UnixSocketConnector.defaultPath(environment: [:]) == "/run/winkd/events.sock")
+    @Test func aPeerThatIsNotWinkdIsToldApartFromNoDaemon() throws {
+        let map = try InputMap.parse(Data(#"{"mappings": [{"event": "blink", "action": {"key": "KEY_B"}}]}"#.utf8))
+        let session = InputSession(engine: MappingEngine(map: map, injector: PrintingInjector { _ in }),
+                                   connector: UnixSocketConnector(path: "/nonexistent/winkin.sock"),
+                                   sleep: { _ in }, log: { _ in })
+        #expect(session.run(reconnect: false)
+            == .connectFailed("/nonexistent/winkin.sock: no winkd listening (is it running?)"))
     }
 }

@@ -50,11 +50,11 @@ final class ScriptedCamera: V4L2Syscalls, @unchecked Sendable {
     var isPresent: Bool { lock.withLock { present } }
     var openCount: Int { lock.withLock { opens } }
 
-    func open(_ p: String) throws(SyscallError) -> Int32 {
+    func open(_ p: String) throws(Errno) -> Int32 {
         lock.lock()
         defer { lock.unlock() }
-        guard p == path, present else { throw SyscallError(errno: ENOENT) }
-        if let e = openError { throw SyscallError(errno: e) }
+        guard p == path, present else { throw Errno(code: ENOENT) }
+        if let e = openError { throw Errno(code: e) }
         opens += 1
         nextFD += 1
         openFDs.insert(nextFD)
@@ -63,44 +63,44 @@ final class ScriptedCamera: V4L2Syscalls, @unchecked Sendable {
 
     func close(_ fd: Int32) { lock.withLock { _ = openFDs.remove(fd) } }
 
-    private func check(_ fd: Int32) throws(SyscallError) {
+    private func check(_ fd: Int32) throws(Errno) {
         let ok = lock.withLock { openFDs.contains(fd) && present }
-        if !ok { throw SyscallError(errno: ENODEV) }
+        if !ok { throw Errno(code: ENODEV) }
     }
 
-    func queryCapability(_ fd: Int32) throws(SyscallError) -> V4L2Capability {
+    func queryCapability(_ fd: Int32) throws(Errno) -> V4L2Capability {
         try check(fd)
         return V4L2Capability(driver: "uvcvideo", card: "Scripted Cam", busInfo: "usb-1",
                               capabilities: [.videoCapture, .streaming, .deviceCaps],
                               deviceCapabilities: [.videoCapture, .streaming])
     }
 
-    func enumerateFormat(_ fd: Int32, index: Int) throws(SyscallError) -> V4L2FormatEntry? {
+    func enumerateFormat(_ fd: Int32, index: Int) throws(Errno) -> V4L2FormatEntry? {
         try check(fd)
         return index == 0 ? V4L2FormatEntry(pixelFormat: .grey, description: "8-bit Greyscale") : nil
     }
 
-    func enumerateFrameSize(_ fd: Int32, pixelFormat: PixelFormat, index: Int) throws(SyscallError) -> V4L2FrameSizeEntry? {
+    func enumerateFrameSize(_ fd: Int32, pixelFormat: PixelFormat, index: Int) throws(Errno) -> V4L2FrameSizeEntry? {
         try check(fd)
         return index == 0 ? .discrete(FrameSize(width: width, height: height)) : nil
     }
 
     func enumerateFrameInterval(_ fd: Int32, pixelFormat: PixelFormat, size: FrameSize, index: Int)
-        throws(SyscallError) -> V4L2FrameIntervalEntry?
+        throws(Errno) -> V4L2FrameIntervalEntry?
     {
         try check(fd)
         return index == 0 ? .discrete(Fraction(1, 30)) : nil
     }
 
-    func setFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(SyscallError) -> V4L2ImageFormat {
+    func setFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(Errno) -> V4L2ImageFormat {
         try check(fd)
         return V4L2ImageFormat(pixelFormat: .grey, width: width, height: height, bytesPerLine: width,
                                sizeImage: width * height)
     }
 
-    func setFrameInterval(_ fd: Int32, _ interval: Fraction) throws(SyscallError) -> Fraction { interval }
+    func setFrameInterval(_ fd: Int32, _ interval: Fraction) throws(Errno) -> Fraction { interval }
 
-    func requestBuffers(_ fd: Int32, count: Int) throws(SyscallError) -> Int {
+    func requestBuffers(_ fd: Int32, count: Int) throws(Errno) -> Int {
         try check(fd)
         lock.withLock {
             for m in memory { m.deallocate() }
@@ -110,25 +110,25 @@ final class ScriptedCamera: V4L2Syscalls, @unchecked Sendable {
         return count
     }
 
-    func queryBuffer(_ fd: Int32, index: Int) throws(SyscallError) -> V4L2BufferLocation {
+    func queryBuffer(_ fd: Int32, index: Int) throws(Errno) -> V4L2BufferLocation {
         try check(fd)
         return V4L2BufferLocation(offset: index * width * height, length: width * height)
     }
 
-    func queueBuffer(_ fd: Int32, index: Int) throws(SyscallError) {
+    func queueBuffer(_ fd: Int32, index: Int) throws(Errno) {
         try check(fd)
         lock.withLock { queued.append(index) }
     }
 
-    func dequeueBuffer(_ fd: Int32) throws(SyscallError) -> V4L2DequeuedBuffer {
+    func dequeueBuffer(_ fd: Int32) throws(Errno) -> V4L2DequeuedBuffer {
         try check(fd)
         lock.lock()
         defer { lock.unlock() }
-        guard !steps.isEmpty, !queued.isEmpty else { throw SyscallError(errno: EAGAIN) }
+        guard !steps.isEmpty, !queued.isEmpty else { throw Errno(code: EAGAIN) }
         switch steps.removeFirst() {
         case .fail(let e):
             if e == ENODEV { present = false }
-            throw SyscallError(errno: e)
+            throw Errno(code: e)
         case .frame(let level, let corrupt):
             let index = queued.removeFirst()
             if let level {
@@ -146,13 +146,13 @@ final class ScriptedCamera: V4L2Syscalls, @unchecked Sendable {
         }
     }
 
-    func streamOn(_ fd: Int32) throws(SyscallError) { try check(fd) }
-    func streamOff(_ fd: Int32) throws(SyscallError) {
+    func streamOn(_ fd: Int32) throws(Errno) { try check(fd) }
+    func streamOff(_ fd: Int32) throws(Errno) {
         try check(fd)
         lock.withLock { queued = [] }
     }
 
-    func mapBuffer(_ fd: Int32, length: Int, offset: Int) throws(SyscallError) -> UnsafeMutableRawPointer {
+    func mapBuffer(_ fd: Int32, length: Int, offset: Int) throws(Errno) -> UnsafeMutableRawPointer {
         try check(fd)
         return lock.withLock {
             mapped += 1
@@ -163,7 +163,7 @@ final class ScriptedCamera: V4L2Syscalls, @unchecked Sendable {
     func unmapBuffer(_ address: UnsafeMutableRawPointer, length: Int) { lock.withLock { mapped -= 1 } }
 
     /// Ready when a step waits (frames come ~30 a second), else sleeps out a short timeout like a real poll.
-    func poll(_ fd: Int32, timeoutMilliseconds: Int32) throws(SyscallError) -> Bool {
+    func poll(_ fd: Int32, timeoutMilliseconds: Int32) throws(Errno) -> Bool {
         let ready = lock.withLock { !steps.isEmpty }
         if ready {
             usleep(33_000)

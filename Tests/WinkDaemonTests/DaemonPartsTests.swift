@@ -61,22 +61,22 @@ struct DaemonPartsTests {
         var written: [[UInt8]] = []
         var closed = 0
         var writeError: Int32?
-        func open(_ path: String) throws(SyscallError) -> Int32 {
-            guard path == "/dev/video10" else { throw SyscallError(errno: ENOENT) }
+        func open(_ path: String) throws(Errno) -> Int32 {
+            guard path == "/dev/video10" else { throw Errno(code: ENOENT) }
             return 5
         }
         func close(_ fd: Int32) { closed += 1 }
-        func queryCapability(_ fd: Int32) throws(SyscallError) -> V4L2Capability {
+        func queryCapability(_ fd: Int32) throws(Errno) -> V4L2Capability {
             V4L2Capability(driver: "v4l2 loopback", card: "Dummy", busInfo: "platform:v4l2loopback-000",
                            capabilities: [.deviceCaps], deviceCapabilities: output ? [.videoOutput] : [.videoCapture])
         }
-        func setOutputFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(SyscallError) -> V4L2ImageFormat {
+        func setOutputFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(Errno) -> V4L2ImageFormat {
             formats.append(format)
-            guard accepted.contains(format.pixelFormat) else { throw SyscallError(errno: EINVAL) }
+            guard accepted.contains(format.pixelFormat) else { throw Errno(code: EINVAL) }
             return format
         }
-        func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SyscallError) -> Int {
-            if let writeError { throw SyscallError(errno: writeError) }
+        func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
+            if let writeError { throw Errno(code: writeError) }
             written.append(Array(bytes))
             return bytes.count
         }

@@ -1,3 +1,4 @@
+import EventServer
 import Foundation
 import Synchronization
 
@@ -46,6 +47,8 @@ public final class SystemdNotifier: Sendable {
         var lastPing: ContinuousClock.Instant?
     }
     private let state = Mutex(State())
+    /// Where the datagram socket calls go.
+    private let syscalls: any SocketSyscalls
 
     /// Reads `$NOTIFY_SOCKET`, `$WATCHDOG_USEC` and `$WATCHDOG_PID`.
     ///
@@ -56,10 +59,12 @@ public final class SystemdNotifier: Sendable {
     /// - Parameters:
     ///   - environment: the process environment; tests pass their own.
     ///   - processID: this process's id, compared with `$WATCHDOG_PID`.
+    ///   - syscalls: where the socket calls go; a fake in tests.
     public init?(environment: [String: String] = ProcessInfo.processInfo.environment,
-                 processID: Int32 = getpid()) {
+                 processID: Int32 = getpid(), syscalls: any SocketSyscalls = LinuxSocketSyscalls()) {
         guard let raw = environment["NOTIFY_SOCKET"], let address = Self.address(raw) else { return nil }
         self.address = address
+        self.syscalls = syscalls
         watchdogTimeout = Self.watchdogTimeout(environment: environment, processID: processID)
     }
 
@@ -151,39 +156,15 @@ public final class SystemdNotifier: Sendable {
 
     /// Sends `state` (newline-separated `VARIABLE=value` assignments) as one datagram.
     /// - Returns: false when the socket could not be created or the datagram not sent (no receiver, the
-    ///   receiver's queue is full, `EPERM` from `NotifyAccess=`); `errno` is then left as the failure set it.
+    ///   receiver's queue is full, `EPERM` from `NotifyAccess=`).
     @discardableResult
     public func send(_ state: String) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var storage = sockaddr_un()
-        storage.sun_family = sa_family_t(AF_UNIX)
-        let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \sockaddr_un.sun_path)!
-        let length: Int
-        switch address {
-        case .path(let path):
-            let bytes = Array(path.utf8)
-            withUnsafeMutableBytes(of: &storage.sun_path) { $0.copyBytes(from: bytes) }
-            length = pathOffset + bytes.count + 1  // with the terminating NUL, as sd_notify sends it
-        case .abstract(let name):
-            let bytes = Array(name.utf8)
-            withUnsafeMutableBytes(of: &storage.sun_path) { raw in
-                raw[0] = 0
-                UnsafeMutableRawBufferPointer(rebasing: raw[1...]).copyBytes(from: bytes)
-            }
-            length = pathOffset + 1 + bytes.count  // the name is not NUL-terminated; its length counts
+        let address: [UInt8] = switch self.address {
+        case .path(let path): Array(path.utf8) + [0]  // with the terminating NUL, as sd_notify sends it
+        case .abstract(let name): [0] + Array(name.utf8)  // not NUL-terminated; the name's length counts
         }
         let payload = Array(state.utf8)
-        let sent = withUnsafePointer(to: &storage) { address in
-            address.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                payload.withUnsafeBytes { bytes in
-                    sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL),
-                           socketAddress, socklen_t(length))
-                }
-            }
-        }
-        return sent == payload.count
+        return (try? syscalls.sendDatagram(payload, toAddress: address)) == payload.count
     }
 
     /// `text` with every line break replaced by a space.

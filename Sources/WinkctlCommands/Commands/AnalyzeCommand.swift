@@ -97,15 +97,14 @@ final class LineWriter {
         try pending.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
-                let n = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if n >= 0 {
-                    offset += n
-                    continue
+                do throws(Errno) {
+                    offset += try valueOrErrno(retryOnInterrupt: true) {
+                        Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                    }
+                } catch {
+                    if error.code == EPIPE { exit(0) }  // the reader has what it wanted
+                    throw OutputError(subject: "standard output", reason: error.message)
                 }
-                let code = errno
-                if code == EINTR { continue }
-                if code == EPIPE { exit(0) }  // the reader has what it wanted
-                throw OutputError(subject: "standard output", reason: String(cString: strerror(code)))
             }
         }
     }

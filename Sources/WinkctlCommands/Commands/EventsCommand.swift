@@ -83,11 +83,9 @@ enum EventsCommand {
         let bytes = Array(line.utf8) + [0x0A]
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
+            guard let n = try? valueOrErrno(retryOnInterrupt: true, {
+                bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
+            }) else { return false }
             offset += n
         }
         return true

@@ -1,3 +1,4 @@
+import EventServer
 import Foundation
 import InputClient
 import WinkCore
@@ -17,7 +18,7 @@ enum InputCommand {
         guard let mapPath = try args.option("--map") else {
             throw UsageError("input: which map? usage: winkctl \(command.synopsis)")
         }
-        let socket = try args.option("--socket") ?? UnixSocketConnector.defaultPath()
+        let socket = try args.option("--socket") ?? EventSocketPath.default()
         let dryRun = args.flag("--dry-run")
         let once = args.flag("--once")
         try args.finish()
