@@ -11,19 +11,29 @@ public struct UsageError: ExitCodeError {
 
 /// A small `--flag value` parser shared by `winkd` and every `winkctl` subcommand.
 ///
-/// Options are declared by the caller as they are read; anything left unread is an error, so a typo is
-/// reported (exit 64) instead of being ignored.
+/// The command's `CommandSpec` declares its options (for `--help`, the man pages and completions); reading
+/// an option it does not declare is a programming error (a precondition), so the documentation cannot
+/// miss one. Anything left unread is a usage error (exit 64) naming it, with the nearest declared option
+/// when it looks like a typo.
 public struct Arguments {
     private var items: [String]
     private var used: [Bool]
+    /// The command whose options these are; nil accepts any name (tests of the parser itself).
+    public let spec: CommandSpec?
 
-    public init(_ items: [String]) {
+    public init(_ items: [String], spec: CommandSpec? = nil) {
         self.items = items
+        self.spec = spec
         used = Array(repeating: false, count: items.count)
+    }
+
+    private func checkDeclared(_ name: String) {
+        precondition(spec?.declares(name) ?? true, "\(spec?.name ?? ""): option \(name) is read but not declared in its CommandSpec")
     }
 
     /// Whether `--name` is present (a boolean flag).
     public mutating func flag(_ name: String) -> Bool {
+        checkDeclared(name)
         var found = false
         for (i, item) in items.enumerated() where !used[i] && item == name {
             used[i] = true
@@ -36,6 +46,7 @@ public struct Arguments {
     /// - Throws: `UsageError` when the flag has no value or an empty one (`--socket ""`): no option of
     ///   winkd or winkctl takes an empty string.
     public mutating func option(_ name: String) throws -> String? {
+        checkDeclared(name)
         var value: String?
         for i in items.indices where !used[i] {
             if items[i] == name {
@@ -72,9 +83,17 @@ public struct Arguments {
         return nil
     }
 
-    /// - Throws: `UsageError` naming the first argument nobody asked for.
+    /// - Throws: `UsageError` naming the first argument nobody asked for, with the nearest declared option
+    ///   when it starts with `-` and looks like a typo of one.
     public func finish() throws {
-        if let i = used.firstIndex(of: false) { throw UsageError("unknown argument '\(items[i])'") }
+        guard let i = used.firstIndex(of: false) else { return }
+        let item = items[i]
+        let word = String(item.prefix { $0 != "=" })
+        if word.hasPrefix("-"), let spec,
+           let near = CommandSpec.nearest(to: word, in: spec.options.flatMap(\.spellings)) {
+            throw UsageError("unknown option '\(item)'; did you mean \(near)?")
+        }
+        throw UsageError(word.hasPrefix("-") ? "unknown option '\(item)'" : "unexpected argument '\(item)'")
     }
 }
 

@@ -16,12 +16,30 @@ public struct CommonOptions {
         self.modelPath = modelPath
     }
 
+    /// The options `init(_:)` reads, for the command's `CommandSpec` (without `--eye-model`, which only
+    /// the offline commands take: `eyeModelSpec`).
+    public static let specs: [OptionSpec] = [
+        OptionSpec("--config", .file("FILE"), "configuration file (JSON: the analyzer table, thresholds, camera, overlay)",
+                   default: "built-in defaults"),
+        OptionSpec("--model", .file("FILE"), "dlib 68-point shape predictor",
+                   default: "$WINK_MODEL, else \(ShapePredictor.debianModelPath)"),
+        OptionSpec("--mirrored", "the source is a mirror image (a selfie view); left and right stay the person's own"),
+        OptionSpec("--profile", .file("FILE"), "calibration profile (winkctl calibrate); replaces the configuration's",
+                   default: "the configuration's profile, if any"),
+    ]
+
+    /// `--eye-model FILE`, for the commands that build a pipeline themselves (`makePipeline`).
+    public static let eyeModelSpec = OptionSpec(
+        "--eye-model", .file("FILE"), "an eye-state model retrained by Scripts/train_eye_model.py", default: "the built-in one")
+
+    /// Reads `specs`' options, and `--eye-model` when the command declares it.
+    /// - Throws: `UsageError` (64) for an option without its value, `Configuration.Invalid` (78).
     public init(_ args: inout Arguments) throws {
         let configPath = try args.option("--config")
         let model = try args.option("--model")
         let mirrored = args.flag("--mirrored")
         let profile = try args.option("--profile")
-        eyeModelPath = try args.option("--eye-model")
+        if args.spec?.declares(Self.eyeModelSpec.name) ?? true { eyeModelPath = try args.option("--eye-model") }
         self.configPath = configPath
         configuration = try configPath.map { try Configuration.load(path: $0) } ?? Configuration()
         if mirrored { configuration.mirrored = true }

@@ -36,6 +36,26 @@ public struct DaemonOptions: Sendable {
         self.modelPath = modelPath
     }
 
+    /// `winkd`'s command line, for `--help`, the man page and completions.
+    public static let spec = CommandSpec(
+        name: "winkd",
+        summary: "watch a webcam (or play a recording) and publish face expression events on a Unix socket",
+        options: [
+            OptionSpec("--source", .file("DEVICE|FILE"),
+                       "a V4L2 device (/dev/...) or a recording (video file or still image)",
+                       default: "the first V4L2 capture device, by its /dev/v4l/by-id name"),
+            OptionSpec("--socket", .file("PATH"), "the event socket",
+                       default: "$WINK_SOCKET, else $XDG_RUNTIME_DIR/winkd/events.sock, else \(EventSocketPath.systemPath)"),
+        ] + CommonOptions.specs + [
+            OptionSpec("--pace", .choice(["realtime", "fast"]),
+                       "a recording's frames at their own timestamps, or as fast as the pipeline goes", default: "realtime"),
+            OptionSpec("--loop", "play a recording again and again (without it, clients get bye at its end)"),
+            OptionSpec("--always-on", "keep the source open without clients (default: open only while someone listens)"),
+            OptionSpec("--version", "print the version and exit"),
+        ],
+        details: "The source opens when the first client connects and closes 3 s after the last leaves. SIGHUP "
+            + "reloads the configuration; SIGTERM and SIGINT say bye to every client and exit 0.")
+
     /// Parses `winkd [--source DEVICE|FILE] [--socket PATH] [--config FILE] [--model FILE] [--mirrored]
     /// [--pace realtime|fast] [--loop] [--always-on]`.
     /// - Throws: `UsageError` (64), `Configuration.Invalid` (78).

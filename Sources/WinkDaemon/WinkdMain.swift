@@ -11,10 +11,14 @@ public enum WinkdMain {
     public static func run(observer: DaemonObserver? = nil) -> Never {
         signal(SIGPIPE, SIG_IGN)
         runMain("winkd") {
-            var args = Arguments(Array(CommandLine.arguments.dropFirst()))
-            if args.flag("--help") {
-                print("usage: winkd [--source DEVICE|FILE] [--socket PATH] [--config FILE] [--model FILE] [--mirrored] "
-                      + "[--pace realtime|fast] [--loop] [--always-on]\n" + ExitCode.summary)
+            let argv = Array(CommandLine.arguments.dropFirst())
+            if argv.contains("--help") || argv.contains("-h") {
+                print(DaemonOptions.spec.help(program: ""))
+                return .ok
+            }
+            var args = Arguments(argv, spec: DaemonOptions.spec)
+            if args.flag("--version") {
+                print("winkd \(WinkVersion.current)")
                 return .ok
             }
             let options = try DaemonOptions(&args)

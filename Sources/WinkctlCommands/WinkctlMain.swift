@@ -4,47 +4,72 @@ import WinkDaemon
 
 /// `winkctl`: the companion tool. Each subcommand lives in `Commands/NameCommand.swift` and is listed here.
 public enum WinkctlMain {
-    /// A subcommand: its one-line synopsis and its body, which reads its own arguments.
+    /// A subcommand: its declared command line and its body, which reads its own arguments.
     struct Command {
-        var synopsis: String
+        var spec: CommandSpec
         var run: (inout Arguments) throws -> ExitCode
+        /// `winkctl analyze FILE [options]`.
+        var usage: String { "usage: winkctl \(spec.synopsis)" }
     }
 
-    static let commands: [(name: String, command: Command)] = [
-        ("analyze", AnalyzeCommand.command),
-        ("evaluate", EvaluateCommand.command),
-        ("cameras", CamerasCommand.command),
-        ("input", InputCommand.command),
-        ("events", EventsCommand.command),
-        ("overlay", OverlayCommand.command),
-        ("calibrate", CalibrateCommand.command),
-        ("bench", BenchCommand.command),
+    static let commands: [Command] = [
+        AnalyzeCommand.command,
+        EvaluateCommand.command,
+        CamerasCommand.command,
+        InputCommand.command,
+        EventsCommand.command,
+        OverlayCommand.command,
+        CalibrateCommand.command,
+        BenchCommand.command,
+        HelpCommand.command,
+        CompletionCommand.command,
+        ManualCommand.command,
     ]
 
+    /// The command named `name`, if any.
+    static func command(named name: String) -> Command? {
+        commands.first { $0.spec.name == name }
+    }
+
+    /// `winkctl --help`: every command with its summary.
     static var usage: String {
-        "usage: winkctl COMMAND [options]\n" + commands.map { "  winkctl \($0.command.synopsis)" }.joined(separator: "\n")
-            + "\n" + ExitCode.summary
+        let width = (commands.map(\.spec.name.count).max() ?? 8) + 2
+        return (["usage: winkctl COMMAND [options]", "", "commands:"]
+            + commands.map { "  " + $0.spec.name.padding(toLength: width, withPad: " ", startingAt: 0) + $0.spec.summary }
+            + ["", "winkctl help COMMAND (or winkctl COMMAND --help) shows a command's options; --version the version.",
+               ExitCode.summary]).joined(separator: "\n")
     }
 
     public static func run() -> Never {
         signal(SIGPIPE, SIG_IGN)
         var argv = Array(CommandLine.arguments.dropFirst())
         runMain("winkctl") {
-            guard let name = argv.first else { throw UsageError(usage) }
-            if name == "--help" || name == "-h" || name == "help" {
+            guard let name = argv.first else { throw UsageError("which command? (winkctl --help lists them)") }
+            if name == "--help" || name == "-h" {
                 print(usage)
                 return .ok
             }
-            guard let command = commands.first(where: { $0.name == name })?.command else {
-                throw UsageError("unknown command '\(name)'\n" + usage)
-            }
-            argv.removeFirst()
-            if argv.contains("--help") || argv.contains("-h") {
-                print("usage: winkctl \(command.synopsis)")
+            if name == "--version" {
+                print("winkctl \(WinkVersion.current)")
                 return .ok
             }
-            var arguments = Arguments(argv)
+            guard let command = command(named: name) else { throw unknownCommand(name) }
+            argv.removeFirst()
+            if argv.contains("--help") || argv.contains("-h") {
+                print(command.spec.help(program: "winkctl"))
+                return .ok
+            }
+            var arguments = Arguments(argv, spec: command.spec)
             return try command.run(&arguments)
         }
+    }
+
+    /// One line for a command that does not exist, naming the nearest one when it looks like a typo.
+    static func unknownCommand(_ name: String) -> UsageError {
+        let names = commands.map(\.spec.name)
+        if let near = CommandSpec.nearest(to: name, in: names) {
+            return UsageError("unknown command '\(name)'; did you mean '\(near)'? (winkctl --help lists them)")
+        }
+        return UsageError("unknown command '\(name)' (winkctl --help lists them)")
     }
 }

@@ -11,9 +11,22 @@ import WinkDaemon
 /// the event lines (NDJSON) to stdout.
 enum AnalyzeCommand {
     static let command = WinkctlMain.Command(
-        synopsis: "analyze FILE [--config FILE] [--model FILE] [--profile FILE] [--mirrored] [--coefficients] "
-            + "[--measures] [--eye-features] [--eye-model FILE] [--plot OUT.png] "
-            + "[--flip] [--rotate DEG] [--scale S] [--gain G] [--noise SIGMA]",
+        spec: CommandSpec(
+            name: "analyze",
+            summary: "run the daemon's pipeline on a recording or image, as fast as possible; event lines on stdout",
+            operands: [("FILE", "a video file or a still image")],
+            options: CommonOptions.specs + [
+                CommonOptions.eyeModelSpec,
+                OptionSpec("--coefficients", "also print each frame's coefficient line (ARKit blend shapes, 0...1)"),
+                OptionSpec("--measures", "also print each frame's raw measures as JSON lines (\"type\":\"measures\")"),
+                OptionSpec("--eye-features", "also print each frame's eye-state features (for Scripts/train_eye_model.py)"),
+                OptionSpec("--plot", .file("OUT.png"), "draw the coefficients and events over time into a PNG or JPEG"),
+                OptionSpec("--flip", "analyse the mirror image of the recording (a test variant)"),
+                OptionSpec("--rotate", .text("DEG"), "rotate the frames by DEG degrees, -180...180", default: "0"),
+                OptionSpec("--scale", .text("S"), "scale the frames by S, 0.05...4", default: "1"),
+                OptionSpec("--gain", .text("G"), "multiply brightness by G, 0...4", default: "1"),
+                OptionSpec("--noise", .text("SIGMA"), "add Gaussian sensor noise of SIGMA grey levels, 0...64", default: "0"),
+            ]),
         run: run)
 
     static func run(_ args: inout Arguments) throws -> ExitCode {
@@ -29,7 +42,7 @@ enum AnalyzeCommand {
         transform.gain = try args.number("--gain", in: 0.0...4.0) ?? 1
         transform.noise = try args.number("--noise", in: 0.0...64.0) ?? 0
         transform.resizeFrame = transform.degrees == 0
-        guard let file = args.positional() else { throw UsageError("analyze: which file? usage: winkctl \(command.synopsis)") }
+        guard let file = args.positional() else { throw UsageError("analyze: which file? \(command.usage)") }
         try args.finish()
         if let plotPath, OverlayOutputKind(path: plotPath) != .image {
             throw UsageError("analyze: --plot writes a .png (or .jpg) image, got '\(plotPath)'")

@@ -20,7 +20,20 @@ import WinkDaemon
 /// `runDaemon`). Debug builds print a warning banner: their figures mean nothing.
 enum BenchCommand {
     static let command = WinkctlMain.Command(
-        synopsis: "bench FILE [--repeat N] [--rounds N] [--clients N] [--reference BIN] [--daemon WINKD [--seconds S]] [--model FILE] [--model-cache DIR|--no-model-cache] [--config FILE]",
+        spec: CommandSpec(
+            name: "bench",
+            summary: "measure the pipeline's speed and memory on a recording (or a running daemon's, with --daemon)",
+            operands: [("FILE", "a video file")],
+            options: [
+                OptionSpec("--repeat", .text("N"), "passes over the file per round, 1...1000", default: "1"),
+                OptionSpec("--rounds", .text("N"), "rounds, alternating with --reference, 1...50", default: "1"),
+                OptionSpec("--clients", .text("N"), "socket clients receiving the lines, 0...64", default: "1"),
+                OptionSpec("--reference", .file("BIN"), "the raw dlib pipeline to compare with (../shared/tools/dlib_ref.cpp)"),
+                OptionSpec("--daemon", .file("WINKD"), "measure this winkd binary as a process instead (start-up, latency, CPU, RSS)"),
+                OptionSpec("--seconds", .text("S"), "how long --daemon measures, 1...3600", default: "20"),
+                OptionSpec("--model-cache", .directory("DIR"), "the model cache directory", default: "$XDG_CACHE_HOME/winkd"),
+                OptionSpec("--no-model-cache", "load the model with dlib's own loader"),
+            ] + CommonOptions.specs),
         run: run)
 
     /// Per-stage samples (milliseconds per frame).
@@ -51,7 +64,7 @@ enum BenchCommand {
         }
         let cacheDirectory = try args.option("--model-cache")
         let noCache = args.flag("--no-model-cache")
-        guard let file = args.positional() else { throw UsageError("bench: which file? usage: winkctl \(command.synopsis)") }
+        guard let file = args.positional() else { throw UsageError("bench: which file? \(command.usage)") }
         try args.finish()
 
         #if DEBUG

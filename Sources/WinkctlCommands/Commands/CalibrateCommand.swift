@@ -14,9 +14,18 @@ import WinkDaemon
 /// are the median over its frames with a usable face (inside the quality gate).
 enum CalibrateCommand {
     static let command = WinkctlMain.Command(
-        synopsis: "calibrate --source FILE|DEVICE -o PROFILE.json [--steps neutral,eyesClosed,winkLeft,winkRight,"
-            + "smile,mouthOpen,browsUp] [--seconds-per-step S] [--segments STEP=START-END,...] [--config FILE] "
-            + "[--model FILE] [--mirrored]",
+        spec: CommandSpec(
+            name: "calibrate",
+            summary: "learn a per-person profile from a guided camera session or a recording",
+            options: [
+                OptionSpec("--source", .file("FILE|DEVICE"), "a recording, or a camera (/dev/...) for a guided session; required"),
+                OptionSpec("--output", aliases: ["-o"], .file("PROFILE.json"), "where to write the profile; required"),
+                OptionSpec("--steps", .text("STEP,..."), "the expressions to record: neutral, eyesClosed, winkLeft, winkRight, smile, mouthOpen, browsUp",
+                           default: "all seven"),
+                OptionSpec("--seconds-per-step", .text("S"), "seconds each guided step lasts, 1...60", default: "3"),
+                OptionSpec("--segments", .text("STEP=START-END,..."), "which seconds of a recording show which expression",
+                           default: "the guided schedule"),
+            ] + CommonOptions.specs),
         run: run)
 
     /// Seconds at the start of each guided step that are not recorded.
@@ -30,7 +39,7 @@ enum CalibrateCommand {
         let secondsPerStep: Double = try args.number("--seconds-per-step", in: 1.0...60.0) ?? 3
         let segmentsText = try args.option("--segments")
         try args.finish()
-        let usage = "usage: winkctl \(command.synopsis)"
+        let usage = "\(command.usage)"
         guard let sourcePath else { throw UsageError("calibrate: which source (--source FILE|DEVICE)? \(usage)") }
         guard let output else { throw UsageError("calibrate: where to write the profile (-o PROFILE.json)? \(usage)") }
         let live = SourceKind(source: sourcePath) == .camera

@@ -13,8 +13,17 @@ import WinkDaemon
 /// `--min-f1`.
 enum EvaluateCommand {
     static let command = WinkctlMain.Command(
-        synopsis: "evaluate LABELS.json|FOLDER... [--config FILE] [--model FILE] [--min-f1 X] [--verbose] [--json] "
-            + "[--events-from DIR] [--eye-model FILE]",
+        spec: CommandSpec(
+            name: "evaluate",
+            summary: "score the pipeline (or another detector's lines) against labelled clips (SPEC.md's rule)",
+            operands: [("LABELS.json|FOLDER...", "labels files, or folders holding labels/*.labels.json")],
+            options: CommonOptions.specs + [
+                CommonOptions.eyeModelSpec,
+                OptionSpec("--min-f1", .text("X"), "exit 1 when the total F1 is below X, 0...1"),
+                OptionSpec("--verbose", "also print each missed label and false positive"),
+                OptionSpec("--json", "print one JSON document instead of the text report"),
+                OptionSpec("--events-from", .directory("DIR"), "score DIR/CLIP.ndjson (another detector's event lines) instead of running the pipeline"),
+            ]),
         run: run)
 
     /// The groups of the summary, by event name.
@@ -62,7 +71,7 @@ enum EvaluateCommand {
         var inputs: [String] = []
         while let f = args.positional() { inputs.append(f) }
         try args.finish()
-        guard !inputs.isEmpty else { throw UsageError("evaluate: which labels files? usage: winkctl \(command.synopsis)") }
+        guard !inputs.isEmpty else { throw UsageError("evaluate: which labels files? \(command.usage)") }
         let files = try labelsFiles(inputs)
 
         var clips: [ClipResult] = []

@@ -15,7 +15,16 @@ import WinkDaemon
 /// pure NDJSON: `latency: lines=N p50=A ms p99=B ms max=C ms` (nearest-rank percentiles, 2 decimals).
 enum EventsCommand {
     static let command = WinkctlMain.Command(
-        synopsis: "events [--socket PATH] [--events NAME,...] [--coefficients] [--count N] [--latency]",
+        spec: CommandSpec(
+            name: "events",
+            summary: "print winkd's lines (NDJSON, from hello on) as they come",
+            options: [
+                OptionSpec("--socket", .file("PATH"), "winkd's event socket", default: "$WINK_SOCKET, else $XDG_RUNTIME_DIR/winkd/events.sock, else /run/winkd/events.sock"),
+                OptionSpec("--events", .text("NAME,..."), "subscribe to these events only", default: "every event"),
+                OptionSpec("--coefficients", "also subscribe to the coefficient lines"),
+                OptionSpec("--count", .text("N"), "end after N event lines"),
+                OptionSpec("--latency", "measure frame-to-line latency; a summary line on stderr at the end"),
+            ]),
         run: run)
 
     static func run(_ args: inout Arguments) throws -> ExitCode {

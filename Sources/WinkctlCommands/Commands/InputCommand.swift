@@ -11,12 +11,20 @@ private var inputStopRequested: sig_atomic_t = 0
 /// virtual uinput device, as a separate client of the event socket (the daemon needs no input rights).
 enum InputCommand {
     static let command = WinkctlMain.Command(
-        synopsis: "input --map FILE [--socket PATH] [--dry-run] [--once]",
+        spec: CommandSpec(
+            name: "input",
+            summary: "turn face gestures into keys and buttons through a virtual uinput device",
+            options: [
+                OptionSpec("--map", .file("FILE"), "the input map (JSON: event -> key or button, press or hold); required"),
+                OptionSpec("--socket", .file("PATH"), "winkd's event socket", default: "$WINK_SOCKET, else $XDG_RUNTIME_DIR/winkd/events.sock, else /run/winkd/events.sock"),
+                OptionSpec("--dry-run", "print the key actions instead of injecting them (no uinput needed)"),
+                OptionSpec("--once", "end when the connection ends instead of reconnecting"),
+            ]),
         run: run)
 
     static func run(_ args: inout Arguments) throws -> ExitCode {
         guard let mapPath = try args.option("--map") else {
-            throw UsageError("input: which map? usage: winkctl \(command.synopsis)")
+            throw UsageError("input: which map? \(command.usage)")
         }
         let socket = try args.option("--socket") ?? EventSocketPath.default()
         let dryRun = args.flag("--dry-run")

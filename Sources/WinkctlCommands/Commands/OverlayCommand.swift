@@ -10,8 +10,18 @@ import WinkDaemon
 /// and rate). `winkctl overlay --benchmark [--frames N]` times the renderer alone (three layers, 640x480).
 enum OverlayCommand {
     static let command = WinkctlMain.Command(
-        synopsis:
-            "overlay --layout FILE INPUT -o OUTPUT [--model FILE] [--mirrored] | overlay --benchmark [--frames N]",
+        spec: CommandSpec(
+            name: "overlay",
+            summary: "draw a face layout (images on landmarks) on a still image or every frame of a video",
+            operands: [("INPUT", "a still image or a video file")],
+            options: [
+                OptionSpec("--layout", .file("FILE"), "the overlay layout (JSON: layers per face feature); required"),
+                OptionSpec("--output", aliases: ["-o"], .file("OUTPUT"), "where to write the result (.png, .jpg, or a video: .mp4, .avi, .mkv); required"),
+                OptionSpec("--model", .file("FILE"), "dlib 68-point shape predictor", default: "$WINK_MODEL, else /usr/share/dlib/shape_predictor_68_face_landmarks.dat"),
+                OptionSpec("--mirrored", "the input is a mirror image (a selfie view)"),
+                OptionSpec("--benchmark", "time the renderer alone (three layers on 640x480) instead; no INPUT"),
+                OptionSpec("--frames", .text("N"), "frames for --benchmark, 10...1000000", default: "2000"),
+            ]),
         run: run)
 
     static func run(_ args: inout Arguments) throws -> ExitCode {
@@ -32,10 +42,10 @@ enum OverlayCommand {
         let input = args.positional()
         try args.finish()
         guard let layoutPath else {
-            throw UsageError("overlay: --layout is required; usage: winkctl \(command.synopsis)")
+            throw UsageError("overlay: --layout is required; \(command.usage)")
         }
-        guard let input else { throw UsageError("overlay: which input file? usage: winkctl \(command.synopsis)") }
-        guard let output else { throw UsageError("overlay: -o OUTPUT is required; usage: winkctl \(command.synopsis)") }
+        guard let input else { throw UsageError("overlay: which input file? \(command.usage)") }
+        guard let output else { throw UsageError("overlay: -o OUTPUT is required; \(command.usage)") }
         guard let kind = OverlayOutputKind(path: output) else {
             throw UsageError(
                 "overlay: \(output): unknown output extension (use .png, .jpg, .jpeg, .mp4, .m4v, .mov, .avi or .mkv)")
