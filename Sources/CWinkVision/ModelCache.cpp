@@ -1,8 +1,8 @@
 // CWinkVision model cache: a flat little-endian image of the shape predictor (PredictorState.hpp) that loads in a few tens
 // of milliseconds instead of dlib's ~1 s deserialiser (which decodes every float from dlib's portable
-// variable-length encoding, byte by byte). See include/CWinkVision.h ("Model cache") for the contract
-// and Models/README.md for the file layout. No exception leaves this file.
-#include "CWinkVision.h"
+// variable-length encoding, byte by byte). See include/CWinkVisionModelCache.h for the contract and
+// Models/README.md for the file layout. No exception leaves this file.
+#include "CWinkVisionModelCache.h"
 #include "PredictorState.hpp"
 #include "VisionArguments.hpp"
 
