@@ -83,13 +83,16 @@ let package = Package(
 
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // The fake V4L2 camera, for the capture and daemon tests: apart from TestSupport so that the targets
+        // that do not capture are not built and linked against Capture (libv4l2, FFmpeg, OpenCV).
+        .target(name: "CaptureTestSupport", dependencies: ["Capture", "WinkCore"], path: "Tests/CaptureTestSupport"),
         .testTarget(name: "WinkCoreTests", dependencies: ["WinkCore"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "CVideoCaptureReference"]),
+        .testTarget(name: "CaptureTests", dependencies: ["CaptureTestSupport", "Capture", "CVideoCaptureReference"]),
         .testTarget(name: "FaceTrackingTests", dependencies: ["TestSupport", "FaceTracking", "Capture"]),
         .testTarget(name: "ExpressionsTests", dependencies: ["TestSupport", "Expressions"]),
         .testTarget(name: "EventServerTests", dependencies: ["TestSupport", "EventServer"]),
         .testTarget(name: "OverlayTests", dependencies: ["TestSupport", "Overlay", "FaceTracking", "Capture"], exclude: ["Golden", "Resources"]),
-        .testTarget(name: "WinkDaemonTests", dependencies: ["TestSupport", "WinkDaemon"]),
+        .testTarget(name: "WinkDaemonTests", dependencies: ["TestSupport", "CaptureTestSupport", "WinkDaemon"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WinkCore"]),
         .testTarget(name: "InputClientTests", dependencies: ["InputClient", "WinkCore"], exclude: ["Resources"]),
     ],
