@@ -87,13 +87,16 @@ let package = Package(
 
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // The fake V4L2 camera, for the capture and daemon tests: apart from TestSupport so that the targets
+        // that do not capture are not built and linked against Capture (libv4l2, FFmpeg, OpenCV).
+        .target(name: "CaptureTestSupport", dependencies: ["Capture", "WinkCore"], path: "Tests/CaptureTestSupport"),
         .testTarget(name: "WinkCoreTests", dependencies: ["WinkCore"]),
-        .testTarget(name: "CaptureTests", dependencies: ["WinkCore", "Capture", "CVideoCaptureReference"]),
+        .testTarget(name: "CaptureTests", dependencies: ["WinkCore", "CaptureTestSupport", "Capture", "CVideoCaptureReference"]),
         .testTarget(name: "FaceTrackingTests", dependencies: ["TestSupport", "FaceTracking", "Capture"]),
         .testTarget(name: "ExpressionsTests", dependencies: ["TestSupport", "Expressions"]),
         .testTarget(name: "EventServerTests", dependencies: ["TestSupport", "EventServer"]),
         .testTarget(name: "OverlayTests", dependencies: ["TestSupport", "Overlay", "FaceTracking", "Capture"], exclude: ["Golden", "Resources"]),
-        .testTarget(name: "WinkDaemonTests", dependencies: ["TestSupport", "WinkDaemon", "WinkctlCommands"]),
+        .testTarget(name: "WinkDaemonTests", dependencies: ["TestSupport", "CaptureTestSupport", "WinkDaemon", "WinkctlCommands"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WinkCore"]),
         .testTarget(name: "InputClientTests", dependencies: ["InputClient", "EventServer", "WinkCore"], exclude: ["Resources"]),
     ],

@@ -1,9 +1,10 @@
 // CWinkVision model cache: a flat little-endian image of the shape predictor (PredictorState.hpp) that loads in a few tens
 // of milliseconds instead of dlib's ~1 s deserialiser (which decodes every float from dlib's portable
-// variable-length encoding, byte by byte). See include/CWinkVision.h ("Model cache") for the contract
-// and Models/README.md for the file layout. No exception leaves this file.
-#include "CWinkVision.h"
+// variable-length encoding, byte by byte). See include/CWinkVisionModelCache.h for the contract and
+// Models/README.md for the file layout. No exception leaves this file.
+#include "CWinkVisionModelCache.h"
 #include "PredictorState.hpp"
+#include "VisionArguments.hpp"
 
 #include <openssl/evp.h>
 
@@ -22,6 +23,7 @@ namespace {
 
 using winkvision::RegressionModel;
 using winkvision::Split;
+using winkvision::write_message;
 
 constexpr char kMagic[8] = {'W', 'I', 'N', 'K', 'S', 'P', 'C', '\0'};
 constexpr uint32_t kFormatVersion = 2;
@@ -30,11 +32,6 @@ constexpr uint32_t kByteOrderMark = 0x01020304u;  // reads back as 0x04030201 on
 constexpr size_t kHeaderSize = 8 + 4 + 4 + 8 + 8 + 8 + 32;
 // Sanity bounds for a file that passed its checksum but was written by something else.
 constexpr uint32_t kMaxCount = 1u << 24;
-
-void write_message(char *message, size_t len, const std::string &text) {
-    if (message == nullptr || len == 0) return;
-    std::snprintf(message, len, "%s", text.c_str());
-}
 
 bool sha256(const uint8_t *data, size_t size, uint8_t digest[32]) {
     unsigned int n = 0;

@@ -1,7 +1,7 @@
 // CWinkVision private header (not part of the C interface): the 68-point shape predictor as flat arrays,
-// shared by the C++ files of this target (CWinkVision.cpp loads and evaluates it, ModelCache.cpp writes
-// and maps it). It must stay token-for-token identical in every file that includes it (C++
-// one-definition rule).
+// shared by the C++ files of this target (Predictor.cpp loads it and predicts with it, ShapeRegression.cpp
+// evaluates it, ModelCache.cpp writes and maps it). It must stay token-for-token identical in every file
+// that includes it (C++ one-definition rule).
 //
 // Why not dlib::shape_predictor itself: its 65 MB of leaf vectors live in 7,500 separately allocated
 // dlib matrices, and evaluating a face walks 7,500 of them (4 MB) in a dependent order, so a frame costs

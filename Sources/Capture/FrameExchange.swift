@@ -12,7 +12,7 @@ import WinkCore
 /// buffers under a mutex and never allocate, so the frame path allocates nothing per frame.
 ///
 /// Thread-safety: one producer thread (`producerBuffer`, `publish`) and one consumer thread (`take`);
-/// `close`, `reopen`, `droppedFrames` and `deliveredFrames` may be called from any thread.
+/// `close`, `droppedFrames` and `deliveredFrames` may be called from any thread.
 public final class FrameExchange: @unchecked Sendable {
     private var buffers: [PixelBuffer]
     private var producerIndex = 0
@@ -86,14 +86,6 @@ public final class FrameExchange: @unchecked Sendable {
         closed = true
         waiting = nil
         pthread_cond_broadcast(&condition)
-        pthread_mutex_unlock(&mutex)
-    }
-
-    /// Undoes `close` (a new capture session), keeping the buffers and counters.
-    public func reopen() {
-        pthread_mutex_lock(&mutex)
-        closed = false
-        waiting = nil
         pthread_mutex_unlock(&mutex)
     }
 

@@ -1,4 +1,5 @@
 @testable import Capture
+import CaptureTestSupport
 import Glibc
 import Testing
 import WinkCore

@@ -1,4 +1,5 @@
 @testable import Capture
+import CaptureTestSupport
 import Foundation
 import Glibc
 import Testing

@@ -1,4 +1,5 @@
 import Capture
+import CaptureTestSupport
 import EventServer
 import FaceTracking
 import Foundation
@@ -7,172 +8,6 @@ import Testing
 import TestSupport
 import WinkCore
 @testable import WinkDaemon
-
-/// A scripted grey camera behind `V4L2Syscalls`, safe to script from the test thread while the daemon's
-/// capture thread reads it. Frames are a fixed grey picture (a face photo, or a flat level).
-final class ScriptedCamera: V4L2Syscalls, @unchecked Sendable {
-    enum Step {
-        /// A frame of `picture` (or flat `level` when given), `V4L2_BUF_FLAG_ERROR` when `corrupt`.
-        case frame(level: UInt8? = nil, corrupt: Bool = false)
-        /// DQBUF fails with this errno.
-        case fail(Int32)
-    }
-
-    let path: String
-    let width: Int, height: Int
-    private let picture: [UInt8]
-    private let lock = NSLock()
-    private var steps: [Step] = []
-    private var present = true
-    private var openError: Int32?
-    private var openFDs: Set<Int32> = []
-    private var mapped = 0
-    private var nextFD: Int32 = 100
-    private var memory: [UnsafeMutablePointer<UInt8>] = []
-    private var queued: [Int] = []
-    private var sequence: UInt32 = 0
-    private(set) var opens = 0
-
-    init(path: String = "/dev/video7", picture: PixelBuffer) {
-        self.path = path
-        width = picture.width
-        height = picture.height
-        self.picture = Array(UnsafeBufferPointer(start: picture.gray, count: width * height))
-    }
-
-    deinit { for m in memory { m.deallocate() } }
-
-    func script(_ s: [Step]) { lock.withLock { steps += s } }
-    func setPresent(_ p: Bool) { lock.withLock { present = p } }
-    func setOpenError(_ e: Int32?) { lock.withLock { openError = e } }
-    /// No descriptor open and nothing mapped.
-    var released: Bool { lock.withLock { openFDs.isEmpty && mapped == 0 } }
-    var isPresent: Bool { lock.withLock { present } }
-    var openCount: Int { lock.withLock { opens } }
-
-    func open(_ p: String) throws(Errno) -> Int32 {
-        lock.lock()
-        defer { lock.unlock() }
-        guard p == path, present else { throw Errno(code: ENOENT) }
-        if let e = openError { throw Errno(code: e) }
-        opens += 1
-        nextFD += 1
-        openFDs.insert(nextFD)
-        return nextFD
-    }
-
-    func close(_ fd: Int32) { lock.withLock { _ = openFDs.remove(fd) } }
-
-    private func check(_ fd: Int32) throws(Errno) {
-        let ok = lock.withLock { openFDs.contains(fd) && present }
-        if !ok { throw Errno(code: ENODEV) }
-    }
-
-    func queryCapability(_ fd: Int32) throws(Errno) -> V4L2Capability {
-        try check(fd)
-        return V4L2Capability(driver: "uvcvideo", card: "Scripted Cam", busInfo: "usb-1",
-                              capabilities: [.videoCapture, .streaming, .deviceCaps],
-                              deviceCapabilities: [.videoCapture, .streaming])
-    }
-
-    func enumerateFormat(_ fd: Int32, index: Int) throws(Errno) -> V4L2FormatEntry? {
-        try check(fd)
-        return index == 0 ? V4L2FormatEntry(pixelFormat: .grey, description: "8-bit Greyscale") : nil
-    }
-
-    func enumerateFrameSize(_ fd: Int32, pixelFormat: PixelFormat, index: Int) throws(Errno) -> V4L2FrameSizeEntry? {
-        try check(fd)
-        return index == 0 ? .discrete(FrameSize(width: width, height: height)) : nil
-    }
-
-    func enumerateFrameInterval(_ fd: Int32, pixelFormat: PixelFormat, size: FrameSize, index: Int)
-        throws(Errno) -> V4L2FrameIntervalEntry?
-    {
-        try check(fd)
-        return index == 0 ? .discrete(Fraction(1, 30)) : nil
-    }
-
-    func setFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(Errno) -> V4L2ImageFormat {
-        try check(fd)
-        return V4L2ImageFormat(pixelFormat: .grey, width: width, height: height, bytesPerLine: width,
-                               sizeImage: width * height)
-    }
-
-    func setFrameInterval(_ fd: Int32, _ interval: Fraction) throws(Errno) -> Fraction { interval }
-
-    func requestBuffers(_ fd: Int32, count: Int) throws(Errno) -> Int {
-        try check(fd)
-        lock.withLock {
-            for m in memory { m.deallocate() }
-            memory = (0..<count).map { _ in .allocate(capacity: width * height) }
-            queued = []
-        }
-        return count
-    }
-
-    func queryBuffer(_ fd: Int32, index: Int) throws(Errno) -> V4L2BufferLocation {
-        try check(fd)
-        return V4L2BufferLocation(offset: index * width * height, length: width * height)
-    }
-
-    func queueBuffer(_ fd: Int32, index: Int) throws(Errno) {
-        try check(fd)
-        lock.withLock { queued.append(index) }
-    }
-
-    func dequeueBuffer(_ fd: Int32) throws(Errno) -> V4L2DequeuedBuffer {
-        try check(fd)
-        lock.lock()
-        defer { lock.unlock() }
-        guard !steps.isEmpty, !queued.isEmpty else { throw Errno(code: EAGAIN) }
-        switch steps.removeFirst() {
-        case .fail(let e):
-            if e == ENODEV { present = false }
-            throw Errno(code: e)
-        case .frame(let level, let corrupt):
-            let index = queued.removeFirst()
-            if let level {
-                memory[index].update(repeating: level, count: width * height)
-            } else {
-                picture.withUnsafeBufferPointer { memory[index].update(from: $0.baseAddress!, count: width * height) }
-            }
-            sequence += 1
-            var ts = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &ts)
-            let ns = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-            return V4L2DequeuedBuffer(index: index, bytesUsed: width * height,
-                                      flags: corrupt ? [.timestampMonotonic, .error] : .timestampMonotonic,
-                                      sequence: sequence, timestampNanoseconds: ns)
-        }
-    }
-
-    func streamOn(_ fd: Int32) throws(Errno) { try check(fd) }
-    func streamOff(_ fd: Int32) throws(Errno) {
-        try check(fd)
-        lock.withLock { queued = [] }
-    }
-
-    func mapBuffer(_ fd: Int32, length: Int, offset: Int) throws(Errno) -> UnsafeMutableRawPointer {
-        try check(fd)
-        return lock.withLock {
-            mapped += 1
-            return UnsafeMutableRawPointer(memory[offset / (width * height)])
-        }
-    }
-
-    func unmapBuffer(_ address: UnsafeMutableRawPointer, length: Int) { lock.withLock { mapped -= 1 } }
-
-    /// Ready when a step waits (frames come ~30 a second), else sleeps out a short timeout like a real poll.
-    func poll(_ fd: Int32, timeoutMilliseconds: Int32) throws(Errno) -> Bool {
-        let ready = lock.withLock { !steps.isEmpty }
-        if ready {
-            usleep(33_000)
-            return true
-        }
-        usleep(UInt32(min(timeoutMilliseconds, 50)) * 1000)
-        return false
-    }
-}
 
 /// Collects what the daemon publishes.
 final class Recorder: DaemonObserver, @unchecked Sendable {
@@ -211,7 +46,7 @@ enum DaemonHarness {
         return buffer
     }()
 
-    static func environment(_ camera: ScriptedCamera) -> DaemonEnvironment {
+    static func environment(_ camera: FakeV4L2Device) -> DaemonEnvironment {
         var e = DaemonEnvironment(
             openCamera: { path, settings, color in
                 try V4L2Camera(path: path, settings: settings, wantsColor: color, syscalls: camera)
@@ -230,7 +65,7 @@ enum DaemonHarness {
     }
 
     /// Runs a daemon (always on, so no client is needed) on `camera` in the background.
-    static func start(_ camera: ScriptedCamera, _ recorder: Recorder, environment: DaemonEnvironment? = nil)
+    static func start(_ camera: FakeV4L2Device, _ recorder: Recorder, environment: DaemonEnvironment? = nil)
         throws -> (Daemon, DispatchSemaphore)
     {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-\(UUID().uuidString.prefix(8))")
@@ -256,7 +91,7 @@ enum DaemonHarness {
 @Suite(.serialized)
 struct DaemonFaultTests {
     @Test func busyCameraIsReportedAndRetriedWithBackoffUntilFree() throws {
-        let camera = ScriptedCamera(picture: DaemonHarness.face)
+        let camera = FakeV4L2Device(picture: DaemonHarness.face)
         camera.setOpenError(EBUSY)
         let recorder = Recorder()
         let (daemon, done) = try DaemonHarness.start(camera, recorder)
@@ -272,7 +107,7 @@ struct DaemonFaultTests {
     }
 
     @Test func unpluggedCameraLosesTheFaceReleasesEverythingAndResumesWhenBack() throws {
-        let camera = ScriptedCamera(picture: DaemonHarness.face)
+        let camera = FakeV4L2Device(picture: DaemonHarness.face)
         camera.script(Array(repeating: .frame(), count: 4) + [.fail(ENODEV)])
         let recorder = Recorder()
         let (daemon, done) = try DaemonHarness.start(camera, recorder)
@@ -290,7 +125,7 @@ struct DaemonFaultTests {
     }
 
     @Test func aCameraThatStopsSendingIsReopened() throws {
-        let camera = ScriptedCamera(picture: DaemonHarness.face)
+        let camera = FakeV4L2Device(picture: DaemonHarness.face)
         camera.script([.frame(level: 128)])
         let recorder = Recorder()
         let (daemon, done) = try DaemonHarness.start(camera, recorder)
@@ -301,9 +136,9 @@ struct DaemonFaultTests {
     }
 
     @Test func corruptFramesAreDroppedAndCountedInAStatusLine() throws {
-        let camera = ScriptedCamera(picture: DaemonHarness.face)
-        camera.script([.frame(level: 128), .frame(level: 128, corrupt: true), .frame(level: 128, corrupt: true),
-                       .frame(level: 128, corrupt: true), .frame(level: 128)])
+        let camera = FakeV4L2Device(picture: DaemonHarness.face)
+        let corrupt = FakeV4L2Device.Step.frame(flags: [.timestampMonotonic, .error], level: 128)
+        camera.script([.frame(level: 128), corrupt, corrupt, corrupt, .frame(level: 128)])
         let recorder = Recorder()
         let (daemon, done) = try DaemonHarness.start(camera, recorder)
         #expect(recorder.wait {
@@ -313,7 +148,7 @@ struct DaemonFaultTests {
     }
 
     @Test func aDarkPictureIsReportedOnceAndIsNotAFaceLost() throws {
-        let camera = ScriptedCamera(picture: DaemonHarness.face)
+        let camera = FakeV4L2Device(picture: DaemonHarness.face)
         camera.script(Array(repeating: .frame(), count: 4) + Array(repeating: .frame(level: 3), count: 30))
         let recorder = Recorder()
         let (daemon, done) = try DaemonHarness.start(camera, recorder)
@@ -328,7 +163,7 @@ struct DaemonFaultTests {
     }
 
     @Test func anAbsentCameraIsAwaitedWithTheSocketUp() throws {
-        let camera = ScriptedCamera(picture: DaemonHarness.face)
+        let camera = FakeV4L2Device(picture: DaemonHarness.face)
         camera.setPresent(false)
         let recorder = Recorder()
         let (daemon, done) = try DaemonHarness.start(camera, recorder)
@@ -357,7 +192,7 @@ struct DaemonFaultTests {
     }
 
     @Test func stopEndsRunWithinTwoSecondsWhileTheCameraReadIsBlocked() throws {
-        let camera = ScriptedCamera(picture: DaemonHarness.face)
+        let camera = FakeV4L2Device(picture: DaemonHarness.face)
         let stuck = StuckSource()
         var environment = DaemonHarness.environment(camera)
         environment.openCamera = { _, _, _ in stuck }

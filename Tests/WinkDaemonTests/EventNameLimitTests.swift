@@ -1,3 +1,4 @@
+import CaptureTestSupport
 import EventServer
 import Expressions
 import Foundation
@@ -111,7 +112,7 @@ struct EventNameLimitTests {
                                     configuration: try Configuration.load(path: config.path))
         options.alwaysOn = true
         let recorder = Recorder()
-        let camera = ScriptedCamera(picture: DaemonHarness.face)
+        let camera = FakeV4L2Device(picture: DaemonHarness.face)
         let daemon = try Daemon(options: options, predictor: DaemonHarness.predictor,
                                 environment: DaemonHarness.environment(camera), observer: recorder) { _, _ in }
         defer { daemon.shutdown(reason: "shutdown") }

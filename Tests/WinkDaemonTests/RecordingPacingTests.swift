@@ -1,4 +1,5 @@
 import Capture
+import CaptureTestSupport
 import EventServer
 import Foundation
 import Glibc
@@ -41,7 +42,7 @@ struct RecordingPacingTests {
         let options = DaemonOptions(source: clip, socketPath: dir.appendingPathComponent("s.sock").path)
         let recording = GappedRecording(name: clip, before: 15, gap: 5, after: 30)
         let daemon = try Daemon(options: options, predictor: DaemonHarness.predictor,
-                                environment: DaemonHarness.environment(ScriptedCamera(picture: DaemonHarness.face))) { _, _ in }
+                                environment: DaemonHarness.environment(FakeV4L2Device(picture: DaemonHarness.face))) { _, _ in }
         daemon.openRecording = { _ in recording }
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {

@@ -15,13 +15,10 @@ extern const unsigned long CLinux_VIDIOC_ENUM_FMT;
 extern const unsigned long CLinux_VIDIOC_ENUM_FRAMESIZES;
 /// VIDIOC_ENUM_FRAMEINTERVALS: enumerate frame intervals (struct v4l2_frmivalenum).
 extern const unsigned long CLinux_VIDIOC_ENUM_FRAMEINTERVALS;
-/// VIDIOC_G_FMT / VIDIOC_S_FMT / VIDIOC_TRY_FMT: get, set, try the format (struct v4l2_format).
-extern const unsigned long CLinux_VIDIOC_G_FMT;
+/// VIDIOC_S_FMT: set the format (struct v4l2_format).
 extern const unsigned long CLinux_VIDIOC_S_FMT;
-extern const unsigned long CLinux_VIDIOC_TRY_FMT;
-/// VIDIOC_S_PARM / VIDIOC_G_PARM: streaming parameters, the frame interval (struct v4l2_streamparm).
+/// VIDIOC_S_PARM: set the streaming parameters, the frame interval (struct v4l2_streamparm).
 extern const unsigned long CLinux_VIDIOC_S_PARM;
-extern const unsigned long CLinux_VIDIOC_G_PARM;
 /// VIDIOC_REQBUFS, VIDIOC_QUERYBUF, VIDIOC_QBUF, VIDIOC_DQBUF: the mmap buffer queue.
 extern const unsigned long CLinux_VIDIOC_REQBUFS;
 extern const unsigned long CLinux_VIDIOC_QUERYBUF;
@@ -30,14 +27,6 @@ extern const unsigned long CLinux_VIDIOC_DQBUF;
 /// VIDIOC_STREAMON / VIDIOC_STREAMOFF: start and stop streaming (an int buffer type).
 extern const unsigned long CLinux_VIDIOC_STREAMON;
 extern const unsigned long CLinux_VIDIOC_STREAMOFF;
-
-/// V4L2_PIX_FMT_* FourCC codes (the v4l2_fourcc() macro does not import into Swift).
-extern const uint32_t CLinux_V4L2_PIX_FMT_GREY;
-extern const uint32_t CLinux_V4L2_PIX_FMT_YUYV;
-extern const uint32_t CLinux_V4L2_PIX_FMT_MJPEG;
-extern const uint32_t CLinux_V4L2_PIX_FMT_YUV420;
-extern const uint32_t CLinux_V4L2_PIX_FMT_BGR24;
-extern const uint32_t CLinux_V4L2_PIX_FMT_RGB24;
 
 /// v4l2_open(3) without the variadic mode argument (variadic C functions do not import into Swift).
 /// Returns the descriptor, or -1 with errno set.
