@@ -2,7 +2,7 @@ import Foundation
 import WinkCore
 
 /// A command-line usage error: exit 64 with the message.
-public struct UsageError: ExitCodeError {
+public struct UsageError: ExitCodeError, Equatable {
     public var message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }

@@ -117,13 +117,11 @@ public struct CommandSpec: Sendable {
             lines.append("")
             lines += operands.map { row($0.name, $0.help) }
         }
-        if !options.isEmpty {
-            lines += ["", "options:"]
-            for option in options {
-                lines.append(row(option.label, option.help + (option.defaultValue.map { " (default: \($0))" } ?? "")))
-            }
-            lines.append(row("-h, --help", "print this help and exit"))
+        lines += ["", "options:"]
+        for option in options {
+            lines.append(row(option.label, option.help + (option.defaultValue.map { " (default: \($0))" } ?? "")))
         }
+        lines.append(row("-h, --help", "print this help and exit"))
         lines += ["", ExitCode.summary]
         return lines.joined(separator: "\n")
     }

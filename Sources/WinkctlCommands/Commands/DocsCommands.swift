@@ -142,7 +142,7 @@ enum ManPage {
 /// Shell completion scripts from `ProgramDocs`: subcommands, their options, and for each option's value
 /// file names, directory names or its fixed words (`OptionSpec.Value`).
 enum ShellCompletion {
-    enum Shell: String { case bash, zsh, fish }
+    enum Shell: String, CaseIterable { case bash, zsh, fish }
 
     static func script(for docs: ProgramDocs, shell: Shell) -> String {
         switch shell {

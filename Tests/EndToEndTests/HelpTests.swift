@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// What a user types first: help, versions, and a mistyped command.
+@Suite struct HelpTests {
+    static let commands = ["analyze", "evaluate", "cameras", "input", "events", "overlay", "calibrate", "bench",
+                           "help", "completion", "manual"]
+
+    @Test func helpAndVersionOnBothPrograms() throws {
+        for flag in ["--help", "-h"] {
+            let winkd = try Binaries.run("winkd", [flag])
+            #expect(winkd.status == 0 && winkd.stdout.hasPrefix("usage: winkd [options]"), "\(flag): \(winkd.stderr)")
+            #expect(winkd.stdout.contains("--pace realtime|fast") && winkd.stdout.contains("(default: realtime)"))
+            let winkctl = try Binaries.run("winkctl", [flag])
+            #expect(winkctl.status == 0 && Self.commands.allSatisfy { winkctl.stdout.contains("  \($0) ") })
+        }
+        #expect(try Binaries.run("winkd", ["--version"]).stdout.hasPrefix("winkd "))
+        #expect(try Binaries.run("winkctl", ["--version"]).stdout.hasPrefix("winkctl "))
+    }
+
+    /// `winkctl help CMD` is `winkctl CMD --help`, for every command; each lists its options.
+    @Test func everyCommandHasHelp() throws {
+        for command in Self.commands {
+            let direct = try Binaries.run("winkctl", [command, "--help"])
+            let viaHelp = try Binaries.run("winkctl", ["help", command])
+            #expect(direct.status == 0 && direct.stdout.hasPrefix("usage: winkctl \(command)"), "\(command)")
+            #expect(viaHelp.stdout == direct.stdout, "\(command)")
+        }
+    }
+
+    /// A mistyped command is one line naming the nearest one, exit 64; so is a mistyped option.
+    @Test func typosGetOneLineWithTheNearestName() throws {
+        let command = try Binaries.run("winkctl", ["anlyze", "clip.mp4"])
+        #expect(command.status == 64)
+        #expect(command.stderrLines == ["winkctl: unknown command 'anlyze'; did you mean 'analyze'? (winkctl --help lists them)"])
+        let option = try Binaries.run("winkctl", ["events", "--coefficent"])
+        #expect(option.status == 64 && option.stderrLines == ["winkctl: unknown option '--coefficent'; did you mean --coefficients?"])
+        let daemon = try Binaries.run("winkd", ["--sourse", "/dev/video0"])
+        #expect(daemon.status == 64 && daemon.stderrLines == ["winkd: unknown option '--sourse'; did you mean --source?"])
+    }
+
+    /// Every command reads its whole command line before it fails for want of an operand: a command that
+    /// read an option its spec does not declare would stop on a precondition instead of exiting 64.
+    @Test func everyCommandParsesOnlyDeclaredOptions() throws {
+        for command in ["analyze", "evaluate", "input", "overlay", "calibrate", "bench", "completion"] {
+            let r = try Binaries.run("winkctl", [command])
+            #expect(r.status == 64 && r.stderrLines.count == 1, "\(command): \(r.status) \(r.stderr)")
+        }
+    }
+}
+
+/// Scripts/install.sh, staged into a folder: binaries, plugin, man pages and completions where man and the
+/// shells look, and the installed winkctl runs from there.
+@Suite struct InstallScriptTests {
+    @Test func installsEverythingWhereItIsLookedFor() throws {
+        let stage = try Binaries.temporaryDirectory()
+        let p = Process()
+        p.executableURL = Binaries.repository.appendingPathComponent("Scripts/install.sh")
+        var environment = ProcessInfo.processInfo.environment
+        environment["DESTDIR"] = stage.path
+        environment["PREFIX"] = "/usr/local"
+        environment["BUILD_DIR"] = Binaries.directory.path
+        p.environment = environment
+        let result = try Binaries.capture(p)
+        #expect(result.status == 0, "\(result.stderr)")
+        let root = stage.appendingPathComponent("usr/local").path
+        for file in ["bin/winkd", "bin/winkctl", "lib/winkd/libWinkCodecs.so", "share/man/man1/winkd.1",
+                     "share/man/man1/winkctl.1", "share/bash-completion/completions/winkctl",
+                     "share/bash-completion/completions/winkd", "share/zsh/site-functions/_winkctl",
+                     "share/zsh/site-functions/_winkd", "share/fish/vendor_completions.d/winkctl.fish",
+                     "share/fish/vendor_completions.d/winkd.fish"] {
+            #expect(FileManager.default.fileExists(atPath: "\(root)/\(file)"), "\(file)")
+        }
+        let page = try String(contentsOfFile: "\(root)/share/man/man1/winkd.1", encoding: .utf8)
+        #expect(page.hasPrefix(".TH WINKD 1") && page.contains("\\-\\-always\\-on"))
+        let installed = Process()
+        installed.executableURL = URL(fileURLWithPath: "\(root)/bin/winkctl")
+        installed.arguments = ["--version"]
+        #expect(try Binaries.capture(installed).stdout.hasPrefix("winkctl "))
+    }
+
+    @Test func refusesWithoutABuild() throws {
+        let p = Process()
+        p.executableURL = Binaries.repository.appendingPathComponent("Scripts/install.sh")
+        var environment = ProcessInfo.processInfo.environment
+        environment["BUILD_DIR"] = "/nonexistent/build"
+        environment["DESTDIR"] = try Binaries.temporaryDirectory().path
+        p.environment = environment
+        let result = try Binaries.capture(p)
+        #expect(result.status == 66)
+        #expect(result.stderr == "install.sh: /nonexistent/build/winkd is missing; build first: swift build -c release\n")
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+import WinkCore
+@testable import WinkDaemon
+@testable import WinkctlCommands
+
+/// `--help`, the man pages and the shell completions come from the same `CommandSpec`s: each holds every
+/// option of every command, and the scripts and pages are valid for their shells and for groff.
+@Suite struct CommandDocsTests {
+    static let programs = [ProgramDocs.winkd, ProgramDocs.winkctl]
+
+    @Test func helpListsEveryOptionWithItsDefault() {
+        for spec in WinkctlMain.commands.map(\.spec) + [DaemonOptions.spec] {
+            let help = spec.help(program: "winkctl")
+            for option in spec.options {
+                #expect(help.contains(option.label), "\(spec.name): \(option.name)")
+                if let value = option.defaultValue { #expect(help.contains("(default: \(value))"), "\(spec.name): \(option.name)") }
+            }
+            #expect(help.contains("--help") && help.contains(ExitCode.summary))
+        }
+    }
+
+    @Test func manPagesAndCompletionsHoldEveryOption() {
+        for docs in Self.programs {
+            let page = ManPage.render(docs)
+            let scripts = ShellCompletion.Shell.allCases.map { ShellCompletion.script(for: docs, shell: $0) }
+            for spec in docs.commands {
+                for option in spec.options {
+                    #expect(page.contains(ManPage.escape(option.name)), "man \(docs.name): \(option.name)")
+                    for (shell, script) in zip(ShellCompletion.Shell.allCases, scripts) {
+                        let spelled = shell == .fish ? "-l \(option.name.dropFirst(2))" : option.name
+                        #expect(script.contains(spelled), "\(shell) \(docs.name) \(spec.name): \(option.name)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// groff reads the pages without a warning (`-ww` turns every warning on).
+    @Test func groffReadsTheManPagesWithoutWarnings() throws {
+        for docs in Self.programs {
+            let result = try run("/usr/bin/groff", ["-man", "-Tutf8", "-ww", "-z"], input: ManPage.render(docs))
+            #expect(result.status == 0 && result.errors.isEmpty, "\(docs.name): \(result.errors)")
+        }
+    }
+
+    /// Each shell parses its script, and bash and fish complete real command lines with it.
+    @Test func theShellsCompleteWithTheScripts() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-completion-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for docs in Self.programs {
+            for shell in ShellCompletion.Shell.allCases {
+                let file = directory.appendingPathComponent("\(docs.name).\(shell.rawValue)")
+                try ShellCompletion.script(for: docs, shell: shell).write(to: file, atomically: true, encoding: .utf8)
+                let checked = try run("/usr/bin/\(shell.rawValue)", ["-n", file.path])
+                #expect(checked.status == 0, "\(shell) -n \(docs.name): \(checked.errors)")
+            }
+        }
+        let bash = directory.appendingPathComponent("winkctl.bash").path
+        func bashCompletes(_ words: [String]) throws -> [String] {
+            let line = "source \(bash); COMP_WORDS=(\(words.map { "'\($0)'" }.joined(separator: " "))); "
+                + "COMP_CWORD=\(words.count - 1); _winkctl_complete; printf '%s\\n' \"${COMPREPLY[@]}\""
+            return try run("/usr/bin/bash", ["-c", line]).output.split(separator: "\n").map(String.init)
+        }
+        #expect(try bashCompletes(["winkctl", "ev"]) == ["evaluate", "events"])
+        #expect(try bashCompletes(["winkctl", "analyze", "--co"]) == ["--config", "--coefficients"])
+        #expect(try bashCompletes(["winkctl", "completion", "f"]) == ["fish"])
+        let winkdBash = directory.appendingPathComponent("winkd.bash").path
+        let pace = try run("/usr/bin/bash", ["-c", "source \(winkdBash); COMP_WORDS=(winkd --pace ''); COMP_CWORD=2; "
+                                             + "_winkd_complete; printf '%s\\n' \"${COMPREPLY[@]}\""])
+        #expect(pace.output == "realtime\nfast\n")
+
+        let fish = directory.appendingPathComponent("winkctl.fish").path
+        let fished = try run("/usr/bin/fish", ["-c", "source \(fish); complete -C'winkctl evaluate --ev'"])
+        #expect(fished.output.hasPrefix("--events-from\t"), "\(fished.output)")
+    }
+
+    @Test func typosGetTheNearestName() {
+        #expect(CommandSpec.nearest(to: "anlyze", in: WinkctlMain.commands.map(\.spec.name)) == "analyze")
+        #expect(CommandSpec.nearest(to: "evnets", in: WinkctlMain.commands.map(\.spec.name)) == "events")
+        #expect(CommandSpec.nearest(to: "xyzzy", in: WinkctlMain.commands.map(\.spec.name)) == nil)
+        #expect(CommandSpec.editDistance("kitten", "sitting") == 3)
+        var args = Arguments(["clip.mp4", "--coefficent"], spec: AnalyzeCommand.command.spec)
+        _ = args.positional()
+        #expect(throws: UsageError("unknown option '--coefficent'; did you mean --coefficients?")) { try args.finish() }
+    }
+
+    private func run(_ program: String, _ arguments: [String], input: String? = nil) throws
+        -> (status: Int32, output: String, errors: String)
+    {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: program)
+        p.arguments = arguments
+        let out = Pipe(), err = Pipe(), inp = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = inp
+        try p.run()
+        if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
+        try inp.fileHandleForWriting.close()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+}
