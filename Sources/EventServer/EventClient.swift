@@ -23,11 +23,26 @@ public final class EventClient {
     private var sawBye = false
     private var atEOF = false
 
+    /// What `path` is when it exists but is not a socket ("a regular file", "a directory", ...); nil for a
+    /// socket or a path that cannot be examined.
+    static func kind(of path: String, syscalls: any SocketSyscalls) -> String? {
+        guard let st = try? syscalls.lstat(path) else { return nil }
+        switch st.st_mode & S_IFMT {
+        case S_IFSOCK, S_IFLNK: return nil  // a link is followed by connect: say nothing of its target
+        case S_IFREG: return "a regular file"
+        case S_IFDIR: return "a directory"
+        case S_IFIFO: return "a FIFO"
+        case S_IFCHR, S_IFBLK: return "a device"
+        default: return "not a socket"
+        }
+    }
+
     /// Connects to `path` and reads the `hello` line.
     /// - Parameters:
     ///   - timeout: seconds to wait for the `hello`.
     ///   - syscalls: where the socket calls go; a fake in tests.
-    /// - Throws: `EventServerError` `.noDaemon` when nothing listens at `path` (ENOENT, ECONNREFUSED),
+    /// - Throws: `EventServerError` `.noDaemon` when nothing listens at `path` (ENOENT, ECONNREFUSED) or
+    ///   it is not a socket at all (a regular file, a directory: "not a socket"),
     ///   `.pathTooLong`, `.system(errno:)` for other connect failures (EACCES: the socket's mode keeps us
     ///   out), `.protocolViolation` when the first line is not a winkd `hello` or does not come in time.
     public init(path: String, timeout: Double = 5, syscalls: any SocketSyscalls = LinuxSocketSyscalls()) throws {
@@ -40,7 +55,10 @@ public final class EventClient {
             fd = try syscalls.connect(path: path)
         } catch {
             switch error.code {
-            case ENOENT, ECONNREFUSED, ENOTDIR:
+            case ECONNREFUSED, ENOTSOCK, ENOENT, ENOTDIR:
+                if let kind = Self.kind(of: path, syscalls: syscalls) {
+                    throw EventServerError(.noDaemon, subject: path, reason: "not a socket (\(kind)); give winkd's socket path")
+                }
                 throw EventServerError(.noDaemon, subject: path, reason: "no winkd listening (is it running?)")
             default:
                 throw EventServerError(.system(errno: error.code), subject: path, reason: "cannot connect: \(error.message)")

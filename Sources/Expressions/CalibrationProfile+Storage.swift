@@ -13,9 +13,6 @@ public enum CalibrationProfileErrorCode: ExitCodeKind {
     /// The file is not a calibration profile: not JSON, a missing or mistyped key, an unsupported
     /// version. Exit 78 (a profile is configuration).
     case corrupt
-    /// The profile cannot be written (no such directory, no permission). Exit 69 (as for other
-    /// outputs; `EX_CANTCREAT`, 73, is not among SPEC.md's codes).
-    case unwritable
     /// A recording step had no usable face (none found, or outside the quality gate). Exit 65.
     case noFace
 
@@ -23,7 +20,6 @@ public enum CalibrationProfileErrorCode: ExitCodeKind {
         switch self {
         case .missing: .noInput
         case .corrupt: .configuration
-        case .unwritable: .unavailable
         case .noFace: .dataError
         }
     }
@@ -64,13 +60,16 @@ extension CalibrationProfile {
     }
 
     /// Writes the profile to `path` atomically (a temporary file renamed over it).
-    /// - Throws: `CalibrationProfileError.unwritable` (69) naming the file.
+    /// - Throws: `OutputFileError` naming the file: `.cannotCreate` (73: "no such directory DIR", no
+    ///   permission), `.writeFailed` (74: "no space left on the device").
     public func save(to path: String) throws {
+        try OutputFile.checkCreatable(path)
         do {
             try encoded().write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            let reason = (error as NSError).localizedDescription
-            throw CalibrationProfileError(.unwritable, subject: path, reason: "cannot write the calibration profile (\(reason))")
+            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+            let code = underlying?.domain == NSPOSIXErrorDomain ? Int32(underlying!.code) : EIO
+            throw OutputFile.error(for: path, errno: code)
         }
     }
 

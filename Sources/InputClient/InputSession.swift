@@ -14,6 +14,9 @@ public enum ConnectionEnd: Equatable, Sendable {
     case closed
     /// `shouldStop` returned true (a signal).
     case stopped
+    /// The map names events the daemon does not offer (its `hello`): a typo or a row the daemon's
+    /// configuration lacks. The session ends without reconnecting; `winkctl input` exits 78 naming them.
+    case unknownEvents([String], offered: [String])
 }
 
 /// Drives a `MappingEngine` from the event socket: connect, read `hello`, subscribe to the map's events,
@@ -62,6 +65,7 @@ public final class InputSession {
         while true {
             let (end, greeted) = runOnce()
             if !reconnect || end == .stopped || shouldStop() { return end }
+            if case .unknownEvents = end { return end }
             if greeted { delay = backoff.first }
             log("\(connector.path): \(Self.describe(end)); reconnecting in \(delay) s")
             sleep(delay)
@@ -93,6 +97,10 @@ public final class InputSession {
                   hello.type == "hello", (hello.protocol ?? "winkd") == "winkd" else {
                 return (.notWinkd("no winkd hello"), false)
             }
+            if let offered = hello.events {
+                let unknown = engine.map.eventNames.filter { !offered.contains($0) }
+                if !unknown.isEmpty { return (.unknownEvents(unknown, offered: offered), true) }
+            }
             try subscribe(connection, offered: hello.events)
             return (try serve(connection), true)
         } catch {
@@ -102,14 +110,7 @@ public final class InputSession {
     }
 
     private func subscribe(_ connection: EventLineConnection, offered: [String]?) throws {
-        var names = engine.map.eventNames
-        if let offered {
-            let missing = names.filter { !offered.contains($0) }
-            if !missing.isEmpty {
-                log("\(connector.path): the daemon does not offer \(missing.joined(separator: ", ")); those mappings cannot fire")
-            }
-            names = names.filter { offered.contains($0) }
-        }
+        let names = engine.map.eventNames
         let line = try LineEncoder().string(Subscribe(id: 1, events: names))
         try connection.send(line)
     }
@@ -158,6 +159,7 @@ public final class InputSession {
         case .bye(let reason): "daemon said bye (\(reason))"
         case .closed: "connection closed"
         case .stopped: "stopped"
+        case .unknownEvents(let names, _): "the daemon does not offer \(names.joined(separator: ", "))"
         }
     }
 

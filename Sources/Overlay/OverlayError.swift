@@ -16,7 +16,7 @@ public enum OverlayErrorCode: ExitCodeKind {
     /// A layout that is not valid JSON, misses or mistypes a key, or names an unknown feature. Exit 78.
     case badLayout
     /// The output file cannot be created (no such directory, no permission, an unknown extension, no codec).
-    /// Exit 69.
+    /// Exit 73 (`EX_CANTCREAT`).
     case output
     /// The output file was created but writing it failed (a full disk, an I/O error); the incomplete file is
     /// removed. Exit 74 (`EX_IOERR`).
@@ -29,7 +29,7 @@ public enum OverlayErrorCode: ExitCodeKind {
         case .missing: .noInput
         case .notDecodable: .dataError
         case .badLayout: .configuration
-        case .output: .unavailable
+        case .output: .cannotCreate
         case .writeFailed: .ioError
         case .internal: .software
         }

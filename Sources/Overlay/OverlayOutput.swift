@@ -24,7 +24,7 @@ public enum OverlayOutputKind: Sendable, Equatable {
 extension OverlayError {
     /// The error for a failed write of `path`: `.internal` (exit 70) when the codec plugin could not be
     /// loaded or OpenCV failed (`WO_INTERNAL`), `.writeFailed` (exit 74) when the file was created but writing
-    /// it failed (`WO_WRITE_FAILED`: a full disk), otherwise `.output` (exit 69: the file cannot be created).
+    /// it failed (`WO_WRITE_FAILED`: a full disk), otherwise `.output` (exit 73: the file cannot be created).
     static func writing(_ status: wo_status, path: String, message: [CChar], fallback: String) -> OverlayError {
         let reason = String(cString: message)
         let code: OverlayErrorCode = switch status {
@@ -32,13 +32,19 @@ extension OverlayError {
         case WO_WRITE_FAILED: .writeFailed
         default: .output
         }
+        if code == .output {
+            // Say which: "no such directory /x", "no permission to create files in /y" (73).
+            do { try OutputFile.checkCreatable(path) } catch let error as OutputFileError {
+                return OverlayError(.output, subject: path, reason: error.reason)
+            } catch {}
+        }
         return OverlayError(code, subject: path, reason: reason.isEmpty ? fallback : reason)
     }
 }
 
 /// Writes a frame's BGR plane as a PNG (compression 9) or JPEG (quality 95), by `path`'s extension, through
 /// OpenCV's `imencode` and a checked write.
-/// - Throws: `OverlayError.output` (exit 69) for an unknown extension or a file that cannot be created,
+/// - Throws: `OverlayError.output` (exit 73) for an unknown extension or a file that cannot be created,
 ///   `.writeFailed` (exit 74) when writing it fails ("writing failed: No space left on device"; the
 ///   incomplete file is removed), `.internal` (exit 70) when the buffer has no colour plane or the codec
 ///   plugin cannot be loaded.
@@ -70,7 +76,7 @@ public final class OverlayVideoWriter {
     private var handle: OpaquePointer?
 
     /// - Parameter framesPerSecond: the rate stored in the container (> 0).
-    /// - Throws: `OverlayError.output` (exit 69) for an unknown extension or a file that cannot be created,
+    /// - Throws: `OverlayError.output` (exit 73) for an unknown extension or a file that cannot be created,
     ///   `.internal` (exit 70) when the codec plugin cannot be loaded.
     public init(path: String, width: Int, height: Int, framesPerSecond: Double) throws {
         self.path = path

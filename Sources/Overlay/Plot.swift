@@ -85,7 +85,7 @@ public struct TimelinePlot: Sendable {
     }
 
     /// Draws the plot and writes it to `path` (PNG, or JPEG by extension).
-    /// - Throws: `OverlayError.output` (69) when the file cannot be written; `.internal` (70) when the
+    /// - Throws: `OverlayError.output` (73) when the file cannot be written; `.internal` (70) when the
     ///   image cannot be allocated.
     public func write(to path: String, layout: PlotLayout? = nil) throws {
         let layout = layout ?? self.layout()

@@ -57,7 +57,7 @@ final class PlotCanvas {
 
     static func textWidth(_ s: String, scale: Double = 0.4) -> Int { Int(wo_canvas_text_width(s, scale)) }
 
-    /// - Throws: `OverlayError.output` (69) when the file cannot be written or the extension is not
+    /// - Throws: `OverlayError.output` (73) when the file cannot be written or the extension is not
     ///   `.png`/`.jpg`/`.jpeg`, `.internal` (70) when the codec plugin cannot be loaded.
     func write(to path: String) throws {
         var message = [CChar](repeating: 0, count: 256)

@@ -14,6 +14,9 @@ public enum ExitCode: Int32, Sendable, Error {
     case unavailable = 69
     /// 70 `EX_SOFTWARE`: an internal software error.
     case software = 70
+    /// 73 `EX_CANTCREAT`: an output file cannot be created (no such directory, no permission, a directory
+    /// in its place).
+    case cannotCreate = 73
     /// 74 `EX_IOERR`: an error while writing output (a full disk, standard output closed with an error).
     case ioError = 74
     /// 78 `EX_CONFIG`: a configuration or model file is missing or wrong.
@@ -24,7 +27,8 @@ extension ExitCode {
     /// The codes as `--help` lists them (SPEC.md): one line.
     public static let summary = "exit codes (sysexits): 0 ok, 1 check failed (evaluate --min-f1), 64 usage, "
         + "65 bad input data, 66 input missing or unreadable, 69 device or socket unavailable, 70 internal "
-        + "(also: codec plugin libWinkCodecs.so not loadable), 74 output write error, 78 bad configuration or model file"
+        + "(also: codec plugin libWinkCodecs.so not loadable), 73 cannot create an output file, 74 output write error "
+        + "(no space left), 78 bad configuration or model file"
 }
 
 /// An error that maps to a `sysexits` code and carries the one line printed to stderr before exiting.

@@ -47,6 +47,8 @@ enum AnalyzeCommand {
         if let plotPath, OverlayOutputKind(path: plotPath) != .image {
             throw UsageError("analyze: --plot writes a .png (or .jpg) image, got '\(plotPath)'")
         }
+        // Before minutes of processing, not after (73: "no such directory ...").
+        if let plotPath { try OutputFile.checkCreatable(plotPath) }
 
         var source = try openMediaFile(path: file)
         if transform != FrameTransform(resizeFrame: transform.resizeFrame) { source = TransformedSource(source, transform) }

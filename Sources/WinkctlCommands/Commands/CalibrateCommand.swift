@@ -42,6 +42,7 @@ enum CalibrateCommand {
         let usage = "\(command.usage)"
         guard let sourcePath else { throw UsageError("calibrate: which source (--source FILE|DEVICE)? \(usage)") }
         guard let output else { throw UsageError("calibrate: where to write the profile (-o PROFILE.json)? \(usage)") }
+        try OutputFile.checkCreatable(output)  // before the recording, not after it
         let live = SourceKind(source: sourcePath) == .camera
         let segments: [CalibrationProfile.Segment]
         if let segmentsText {

@@ -68,18 +68,26 @@ enum InputCommand {
             },
             log: log,
             shouldStop: stop)
-        return exitCode(for: session.run(reconnect: !once), path: socket)
+        return exitCode(for: session.run(reconnect: !once), path: socket, mapPath: mapPath)
     }
 
     /// `--once`: 0 when the daemon said bye or closed the stream; 69 when it could not be reached or was not
-    /// winkd. Without `--once` only a signal ends the session (exit 0).
-    static func exitCode(for end: ConnectionEnd, path: String) -> ExitCode {
+    /// winkd. Without `--once` only a signal ends the session (exit 0). With or without it, a map naming an
+    /// event the daemon does not offer ends it at once: 78, one line naming each such event and the nearest
+    /// offered name.
+    static func exitCode(for end: ConnectionEnd, path: String, mapPath: String) -> ExitCode {
         switch end {
         case .bye, .closed, .stopped:
             return .ok
         case .connectFailed(let message), .notWinkd(let message):
             printError("winkctl: \(message.hasPrefix(path) ? message : "\(path): \(message)")")
             return .unavailable
+        case .unknownEvents(let names, let offered):
+            let problems = names.map { name in
+                "unknown event '\(name)'" + (CommandSpec.nearest(to: name, in: offered).map { " (did you mean '\($0)'?)" } ?? "")
+            }
+            printError("winkctl: \(mapPath): \(problems.joined(separator: "; ")); winkd offers \(offered.joined(separator: ", "))")
+            return .configuration
         }
     }
 }

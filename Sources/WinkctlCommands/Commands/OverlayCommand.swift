@@ -46,6 +46,7 @@ enum OverlayCommand {
         }
         guard let input else { throw UsageError("overlay: which input file? \(command.usage)") }
         guard let output else { throw UsageError("overlay: -o OUTPUT is required; \(command.usage)") }
+        try OutputFile.checkCreatable(output)  // before the model loads and the video is read
         guard let kind = OverlayOutputKind(path: output) else {
             throw UsageError(
                 "overlay: \(output): unknown output extension (use .png, .jpg, .jpeg, .mp4, .m4v, .mov, .avi or .mkv)")

@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Errors of output files (a plot, a profile, an overlaid image or video): the subject is the file.
+public typealias OutputFileError = SubjectError<OutputFileErrorCode>
+
+/// Why an output file failed, deciding the exit code (SPEC.md: 73 cannot create an output file, 74 I/O
+/// error while writing).
+public enum OutputFileErrorCode: ExitCodeKind {
+    /// It cannot be created: no such directory, no permission, a directory in its place. Exit 73.
+    case cannotCreate
+    /// It was created but writing it failed: no space left, an I/O error. Exit 74.
+    case writeFailed
+
+    public var exitCode: ExitCode {
+        switch self {
+        case .cannotCreate: .cannotCreate
+        case .writeFailed: .ioError
+        }
+    }
+}
+
+/// Checks on an output path made before any work, so that a long run does not end in "cannot create".
+public enum OutputFile {
+    /// Checks that a file can be created at `path`: its directory exists, is a directory and may be written
+    /// and searched by this process, and `path` itself is not a directory. An existing file is fine (it is
+    /// replaced). Nothing is created.
+    /// - Throws: `OutputFileError.cannotCreate` (73) saying which: "no such directory DIR", "DIR is not a
+    ///   directory", "no permission to create files in DIR", "is a directory".
+    public static func checkCreatable(_ path: String) throws {
+        let directory = Self.directory(of: path)
+        var st = stat()
+        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+            throw OutputFileError(.cannotCreate, subject: path, reason: "is a directory")
+        }
+        guard stat(directory, &st) == 0 else {
+            throw OutputFileError(.cannotCreate, subject: path, reason: "no such directory \(directory)")
+        }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else {
+            throw OutputFileError(.cannotCreate, subject: path, reason: "\(directory) is not a directory")
+        }
+        guard access(directory, W_OK | X_OK) == 0 else {
+            throw OutputFileError(.cannotCreate, subject: path, reason: "no permission to create files in \(directory)")
+        }
+    }
+
+    /// The error for a failed create or write of `path` with `errno` `code`: ENOSPC, EDQUOT, EIO, EFBIG
+    /// are a failed write (74: "no space left on the device", "disk quota exceeded", ...), anything else a
+    /// failed create (73, with `checkCreatable`'s reason when it finds one, else the errno's text).
+    public static func error(for path: String, errno code: Int32) -> OutputFileError {
+        switch code {
+        case ENOSPC: return OutputFileError(.writeFailed, subject: path, reason: "no space left on the device")
+        case EDQUOT: return OutputFileError(.writeFailed, subject: path, reason: "disk quota exceeded")
+        case EFBIG: return OutputFileError(.writeFailed, subject: path, reason: "file too large")
+        case EIO: return OutputFileError(.writeFailed, subject: path, reason: "I/O error while writing")
+        default:
+            do {
+                try checkCreatable(path)
+            } catch let error as OutputFileError {
+                return error
+            } catch {}
+            return OutputFileError(.cannotCreate, subject: path, reason: "cannot create the file: \(Errno(code: code).message)")
+        }
+    }
+
+    /// The directory a relative or absolute `path` is created in ("." for a bare name).
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let directory = String(path[..<slash])
+        return directory.isEmpty ? "/" : directory
+    }
+}
