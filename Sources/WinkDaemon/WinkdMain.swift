@@ -4,7 +4,8 @@ import Foundation
 import Synchronization
 import WinkCore
 
-/// `winkd`: the daemon's entry point. Logs to stderr with syslog `<N>` priority prefixes for journald.
+/// `winkd`: the daemon's entry point. Logs to stderr with syslog `<N>` priority prefixes for journald (none
+/// on a terminal), from `--log-level` / `logLevel` up (`DaemonLog`).
 public enum WinkdMain {
     /// Runs winkd. `observer` receives the daemon's READY/STATUS/WATCHDOG/RELOADING/STOPPING moments (for
     /// sd_notify, see `DaemonObserver`).
@@ -13,11 +14,16 @@ public enum WinkdMain {
         runMain("winkd") {
             var args = Arguments(Array(CommandLine.arguments.dropFirst()))
             if args.flag("--help") {
-                print("usage: winkd [--source DEVICE|FILE] [--socket PATH] [--config FILE] [--model FILE] [--mirrored] "
-                      + "[--pace realtime|fast] [--loop] [--always-on]\n" + ExitCode.summary)
+                print(usage)
                 return .ok
             }
             let options = try DaemonOptions(&args)
+            if options.printConfiguration {
+                print(ConfigurationReport(configuration: options.configuration, request: options.request,
+                                          logLevelFlag: options.logLevel).text(), terminator: "")
+                return .ok
+            }
+            let logger = DaemonLog(threshold: options.effectiveLogLevel, prefixed: DaemonLog.usesPrefixes())
             // SIGTERM, SIGINT and SIGHUP are taken by dispatch sources, which libdispatch sets up later, on its
             // manager thread (a signalfd and a handler of its own). Until then a signal set to SIG_IGN is
             // discarded by the kernel, and that moment can come after the socket accepts clients: a SIGHUP or
@@ -77,7 +83,7 @@ public enum WinkdMain {
                 }
                 if stop { stopWhileStarting(server, observer: observer) }
             }) { level, message in
-                FileHandle.standardError.write(Data("<\(level.rawValue)>winkd: \(message)\n".utf8))
+                logger.write(level, message)
             }
             current.withLock {
                 $0 = daemon
@@ -87,6 +93,14 @@ public enum WinkdMain {
             return daemon.run()
         }
     }
+
+    static let usage = """
+        usage: winkd [--source DEVICE|FILE] [--socket PATH] [--config FILE] [--profile FILE] [--model FILE] \
+        [--mirrored] [--pace realtime|fast] [--loop] [--always-on] [--log-level error|warning|notice|info|debug] \
+        [--print-config]
+        Without --config, reads the first of \(Configuration.Location().candidates("config.json").joined(separator: ", ")) \
+        that exists (and profile.json beside it when no profile is named); --print-config shows the result.
+        """ + "\n" + ExitCode.summary
 
     /// A SIGTERM or SIGINT before the daemon exists (the model loading): clients that connected meanwhile
     /// get `{"type":"bye","reason":"shutdown"}`, the socket file is removed, and winkd exits 0.

@@ -16,6 +16,8 @@ public enum WinkctlMain {
         ("cameras", CamerasCommand.command),
         ("input", InputCommand.command),
         ("events", EventsCommand.command),
+        ("status", StatusCommand.command),
+        ("config", ConfigCommand.command),
         ("overlay", OverlayCommand.command),
         ("calibrate", CalibrateCommand.command),
         ("bench", BenchCommand.command),
