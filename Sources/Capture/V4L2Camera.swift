@@ -360,8 +360,8 @@ public final class V4L2Camera: FrameSource {
             CaptureError(.unreadable, subject: path,
                          reason: (access ?? { DeviceAccess.current(path: $0) })(path).explanation())
         case EBUSY: CaptureError(.busy, subject: path, reason: "camera is in use by another program (\(operation))")
-        case ENODEV, ENXIO, EIO: CaptureError(.disconnected, subject: path, reason: "camera disconnected (\(operation): \(error.message))")
-        default: CaptureError(.system(errno: error.code), subject: path, reason: "\(operation) failed: \(error.message)")
+        case ENODEV, ENXIO, EIO: CaptureError(.disconnected, subject: path, reason: "camera disconnected (\(operation): \(error))")
+        default: CaptureError(.system(errno: error.code), subject: path, reason: "\(operation) failed: \(error)")
         }
     }
 }

@@ -4,13 +4,17 @@ import Foundation
 public enum ClientMessage: Equatable, Sendable {
     /// `{"type":"subscribe","id":1,"events":["winkLeft"],"coefficients":false}`: from now on, send only
     /// these events, and coefficient lines if `coefficients` is true. `id` (optional) is echoed in the
-    /// reply. `events` is required; an empty list subscribes to no events.
-    case subscribe(id: Int?, events: [String], coefficients: Bool)
+    /// reply. `events` nil (the key absent or null) means every event, as before any subscribe (SPEC.md);
+    /// an empty list subscribes to no events.
+    case subscribe(id: Int?, events: [String]?, coefficients: Bool)
+    /// `{"type":"status","id":2}`: asks for the daemon's state; answered with a `status` line carrying the
+    /// same `id` (`StatusLine` with `clients` and `fps`).
+    case status(id: Int?)
 
     /// Parses one line (without its newline).
     ///
     /// - Throws: `ProtocolError` with code `bad_json` (not UTF-8 JSON, or not an object), `bad_request`
-    ///   (no `type`, or a field missing or of the wrong JSON type) or `unknown_type`. The error carries the
+    ///   (no `type`, or a field of the wrong JSON type) or `unknown_type`. The error carries the
     ///   request's `id` when one could be read.
     public static func parse<Bytes: Collection>(_ line: Bytes) throws -> ClientMessage where Bytes.Element == UInt8 {
         let fields: [String: JSONValue]
@@ -36,15 +40,19 @@ public enum ClientMessage: Equatable, Sendable {
         }
         switch type {
         case "subscribe":
-            guard case .array(let list)? = fields["events"] else {
-                throw ProtocolError(.badRequest, id: id, "subscribe needs 'events', a list of event names")
-            }
-            var events: [String] = []
-            for item in list {
-                guard case .string(let name) = item else {
-                    throw ProtocolError(.badRequest, id: id, "'events' must hold strings")
+            var events: [String]?
+            switch fields["events"] {
+            case nil, .null?:
+                events = nil
+            case .array(let list)?:
+                events = try list.map { item in
+                    guard case .string(let name) = item else {
+                        throw ProtocolError(.badRequest, id: id, "'events' must hold strings")
+                    }
+                    return name
                 }
-                events.append(name)
+            default:
+                throw ProtocolError(.badRequest, id: id, "'events' must be a list of event names (or absent: every event)")
             }
             var coefficients = false
             if let raw = fields["coefficients"], raw != .null {
@@ -54,6 +62,8 @@ public enum ClientMessage: Equatable, Sendable {
                 coefficients = flag
             }
             return .subscribe(id: id, events: events, coefficients: coefficients)
+        case "status":
+            return .status(id: id)
         default:
             throw ProtocolError(.unknownType, id: id, "unknown request type '\(type.prefix(64))'")
         }

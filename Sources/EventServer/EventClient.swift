@@ -61,7 +61,7 @@ public final class EventClient {
                 }
                 throw EventServerError(.noDaemon, subject: path, reason: "no winkd listening (is it running?)")
             default:
-                throw EventServerError(.system(errno: error.code), subject: path, reason: "cannot connect: \(error.message)")
+                throw EventServerError(.system(errno: error.code), subject: path, reason: "cannot connect: \(error)")
             }
         }
         var greeting: String?
@@ -99,21 +99,47 @@ public final class EventClient {
         fd = -1
     }
 
-    /// Sends `{"type":"subscribe","id":1,"events":events,"coefficients":coefficients}` and waits for the
-    /// reply. Event and coefficient lines that arrive before the reply were sent under the old
-    /// subscription and are dropped; other lines (status, bye) are kept for `nextLine`.
+    /// Sends `{"type":"subscribe","id":1,"events":events,"coefficients":coefficients}` (without `events`
+    /// when nil: every event, including names a reload adds) and waits for the reply. Event and
+    /// coefficient lines that arrive before the reply were sent under the old subscription and are
+    /// dropped; other lines (status, bye) are kept for `nextLine`.
     /// - Throws: `EventServerError` `.rejected` with the server's error message when it refuses (an unknown
     ///   event name), `.protocolViolation` when no reply comes within `timeout` seconds or the connection
     ///   closes first, `.system(errno:)` when sending fails.
-    public func subscribe(events: [String], coefficients: Bool, timeout: Double = 5) throws {
+    public func subscribe(events: [String]?, coefficients: Bool, timeout: Double = 5) throws {
         struct Request: Encodable {
             var type = "subscribe"
             var id = 1
-            var events: [String]
+            var events: [String]?
             var coefficients: Bool
         }
         let data = try JSONEncoder().encode(Request(events: events, coefficients: coefficients))
         try send(line: String(decoding: data, as: UTF8.self))
+        _ = try awaitReply(to: "subscribe", timeout: timeout) { type, _ in type == "ok" }
+    }
+
+    /// Sends `{"type":"status","id":1}` and waits for the daemon's answer: a `status` line with that `id`.
+    /// Other lines that arrive meanwhile (events, broadcast status lines) are kept for `nextLine`.
+    /// - Throws: `EventServerError` `.rejected` when the daemon refuses the request (one older than the
+    ///   `status` request answers `unknown_type`), `.protocolViolation` when no answer comes within `timeout`
+    ///   seconds or the connection closes first, `.system(errno:)` when sending fails.
+    public func status(timeout: Double = 5) throws -> (line: String, status: StatusLine) {
+        try send(line: #"{"type":"status","id":1}"#)
+        var answer: StatusLine?
+        let line = try awaitReply(to: "status", timeout: timeout, keepOthers: true) { type, line in
+            guard type == "status", let decoded = try? JSONDecoder().decode(StatusLine.self, from: Data(line.utf8)),
+                  decoded.id == 1 else { return false }
+            answer = decoded
+            return true
+        }
+        return (line, answer!)
+    }
+
+    /// Reads until the reply to a request: a line `isReply` accepts, or an `error` line (thrown as
+    /// `.rejected`). Lines before it are kept for `nextLine`, except event and coefficient lines unless
+    /// `keepOthers`. Returns the reply line.
+    private func awaitReply(to request: String, timeout: Double, keepOthers: Bool = false,
+                            isReply: (String?, String) -> Bool) throws -> String {
         let deadline = monotonicSeconds() + timeout
         var kept: [String] = []
         while true {
@@ -123,20 +149,21 @@ public final class EventClient {
             } else {
                 guard let next = try Self.readLine(fd: fd, syscalls: syscalls, splitter: &splitter, queue: &ready,
                                                    deadline: deadline, eof: &atEOF) else {
-                    throw EventServerError(.protocolViolation, subject: path, reason: "no reply to subscribe")
+                    throw EventServerError(.protocolViolation, subject: path, reason: "no reply to \(request)")
                 }
                 line = next
             }
             let type = Self.type(of: line)
-            if type == "ok" || type == "error" {
+            if type == "error" {
                 ready = kept + ready
-                if type == "error" {
-                    let message = (try? JSONDecoder().decode(ErrorLine.self, from: Data(line.utf8)))?.message ?? line
-                    throw EventServerError(.rejected, subject: path, reason: "subscribe refused: \(message)")
-                }
-                return
+                let message = (try? JSONDecoder().decode(ErrorLine.self, from: Data(line.utf8)))?.message ?? line
+                throw EventServerError(.rejected, subject: path, reason: "\(request) refused: \(message)")
             }
-            if type != "event" && type != "coefficients" { kept.append(line) }
+            if isReply(type, line) {
+                ready = kept + ready
+                return line
+            }
+            if keepOthers || (type != "event" && type != "coefficients") { kept.append(line) }
         }
     }
 
@@ -158,7 +185,7 @@ public final class EventClient {
             do {
                 offset += try bytes.withUnsafeBytes { try syscalls.send(fd, UnsafeRawBufferPointer(rebasing: $0[offset...])) }
             } catch let error as Errno {
-                throw EventServerError(.system(errno: error.code), subject: path, reason: "cannot send: \(error.message)")
+                throw EventServerError(.system(errno: error.code), subject: path, reason: "cannot send: \(error)")
             }
         }
     }
@@ -209,7 +236,7 @@ public final class EventClient {
             do {
                 ready = try syscalls.poll(&fds, timeoutMilliseconds: waitMs)
             } catch {
-                throw EventServerError(.system(errno: error.code), subject: "socket", reason: "poll: \(error.message)")
+                throw EventServerError(.system(errno: error.code), subject: "socket", reason: "poll: \(error)")
             }
             if ready == 0 { continue }
             let count: Int?
@@ -220,7 +247,7 @@ public final class EventClient {
                     eof = true
                     return nil
                 }
-                throw EventServerError(.system(errno: error.code), subject: "socket", reason: "read: \(error.message)")
+                throw EventServerError(.system(errno: error.code), subject: "socket", reason: "read: \(error)")
             }
             guard let count else { continue }
             if count == 0 {

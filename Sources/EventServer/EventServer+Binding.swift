@@ -18,20 +18,20 @@ extension EventServer {
                                    reason: "socket path is \(length) bytes; a Unix socket address holds at most \(EventSocketPath.maximumLength)")
         }
         func fail(_ error: Errno, _ what: String) -> EventServerError {
-            EventServerError(.system(errno: error.code), subject: path, reason: "\(what): \(error.message)")
+            EventServerError(.system(errno: error.code), subject: path, reason: "\(what): \(error)")
         }
         // A permission problem is the directory's: name it, and who asked.
         let directory = parentDirectory(of: path)
         func denied(_ error: Errno, _ what: String) -> EventServerError {
             EventServerError(.system(errno: error.code), subject: directory,
-                             reason: "\(what) as \(describeUser(geteuid())): \(error.message)")
+                             reason: "\(what) as \(describeUser(geteuid())): \(error)")
         }
         do {
             try makeParentDirectories(of: path, mode: directoryMode(forSocketMode: options.mode), syscalls: syscalls)
         } catch let error as DirectoryError {
             throw EventServerError(.system(errno: error.errno.code), subject: error.directory,
                                    reason: "cannot create the socket's directory as \(describeUser(geteuid())): "
-                                       + error.errno.message)
+                                       + "\(error.errno)")
         }
         do {
             try checkDirectory(directory, syscalls: syscalls)

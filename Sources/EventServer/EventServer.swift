@@ -5,7 +5,9 @@ import Glibc
 #endif
 
 /// The event socket's server (SPEC.md "The event socket"): accepts clients on a Unix stream socket, greets
-/// each with a `hello` line, answers their `subscribe` requests, and fans published lines out to them.
+/// each with a `hello` line, answers their `subscribe` and `status` requests, and fans published lines out
+/// to them. A client's log lines (connected, subscribed, refused requests, dropped lines, closed) are all
+/// logged from the server thread, so they come in the order they happened.
 ///
 /// Threading: the server runs one thread of its own (`start()`), a `poll(2)` loop over the listening fd,
 /// every client fd (all non-blocking) and a wake pipe. `publish(...)`, `stop(reason:)`
@@ -69,6 +71,32 @@ public final class EventServer: @unchecked Sendable {
         set { lock.withLock { countHandler = newValue } }
     }
     private var countHandler: (@Sendable (Int) -> Void)?
+
+    /// What the daemon says about its source in the answer to a client's `status` request: the source's
+    /// latest state, its device or file, frames per second, an optional detail.
+    public struct SourceReport: Sendable, Equatable {
+        public var state: StatusState
+        public var source: String?
+        /// Frames processed per second recently (0 when none came).
+        public var fps: Double
+        public var message: String?
+
+        public init(state: StatusState, source: String? = nil, fps: Double = 0, message: String? = nil) {
+            self.state = state
+            self.source = source
+            self.fps = fps
+            self.message = message
+        }
+    }
+
+    /// Called on the server thread for each `status` request; its report is answered with the number of
+    /// clients and the request's `id`. Without one the answer says `idle`, 0 fps. Must be quick and
+    /// thread-safe; may be set at any time from any thread.
+    public var sourceReport: (@Sendable () -> SourceReport)? {
+        get { lock.withLock { reportHandler } }
+        set { lock.withLock { reportHandler = newValue } }
+    }
+    private var reportHandler: (@Sendable () -> SourceReport)?
 
     private let log: LogHandler?
     /// Where every socket call goes.
@@ -156,7 +184,7 @@ public final class EventServer: @unchecked Sendable {
             }
             try syscalls.setNonblockingCloexec(fd, true)
         } catch let error as Errno {
-            throw EventServerError(.system(errno: error.code), subject: name, reason: error.message)
+            throw EventServerError(.system(errno: error.code), subject: name, reason: "\(error)")
         }
         let path = (try? syscalls.socketPath(fd)) ?? nil
         try self.init(fd: fd, path: path, identity: nil, eventNames: eventNames, options: options, log: log,
@@ -176,7 +204,7 @@ public final class EventServer: @unchecked Sendable {
         do {
             (wakeRead, wakeWrite) = try syscalls.pipe()
         } catch {
-            throw EventServerError(.system(errno: error.code), subject: path ?? "fd \(fd)", reason: "pipe: \(error.message)")
+            throw EventServerError(.system(errno: error.code), subject: path ?? "fd \(fd)", reason: "pipe: \(error)")
         }
     }
 
@@ -375,10 +403,10 @@ public final class EventServer: @unchecked Sendable {
                 fd = accepted
             } catch {
                 if error.code == EMFILE || error.code == ENFILE || error.code == ENOBUFS || error.code == ENOMEM {
-                    log?(.warning, "accept: \(error.message); pausing for 0.1 s")
+                    log?(.warning, "accept: \(error); pausing for 0.1 s")
                     acceptPausedUntil = monotonicSeconds() + 0.1
                 } else if error.code != ECONNABORTED && error.code != EPROTO {
-                    log?(.error, "accept: \(error.message)")
+                    log?(.error, "accept: \(error)")
                 }
                 return
             } catch {
@@ -443,16 +471,23 @@ public final class EventServer: @unchecked Sendable {
 
     private func handle(line: [UInt8], from client: Client) {
         do {
-            let message = try ClientMessage.parse(line)
-            lock.lock()
-            var subscription = client.subscription
-            lock.unlock()
-            let known = lock.withLock { announced.known }
-            let ok = try subscription.apply(message, knownEvents: known)
-            lock.lock()
-            client.subscription = subscription  // written only here, on the server thread
-            lock.unlock()
-            reply(ok, to: client)
+            switch try ClientMessage.parse(line) {
+            case .subscribe(let id, let events, let coefficients):
+                let (current, known) = lock.withLock { (client.subscription, announced.known) }
+                var subscription = current
+                let ok = try subscription.apply(id: id, events: events, coefficients: coefficients,
+                                                knownEvents: known)
+                lock.withLock { client.subscription = subscription }  // written only here, on the server thread
+                log?(.debug, "client \(client.id) subscribed to "
+                     + "\(events.map { $0.isEmpty ? "no events" : $0.joined(separator: ",") } ?? "every event")"
+                     + (coefficients ? " and coefficients" : ""))
+                reply(ok, to: client)
+            case .status(let id):
+                let (handler, count) = lock.withLock { (reportHandler, clients.count) }
+                let report = handler?() ?? SourceReport(state: .idle)
+                reply(StatusLine(answering: id, state: report.state, source: report.source, clients: count,
+                                 fps: report.fps, message: report.message), to: client)
+            }
         } catch let error as ProtocolError {
             log?(.notice, "client \(client.id): \(error.code.rawValue): \(error.message)")
             reply(ErrorLine(error), to: client)

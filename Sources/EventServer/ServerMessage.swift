@@ -96,23 +96,48 @@ public enum StatusState: String, Codable, Sendable, CaseIterable {
     case reloadOk = "reload_ok"
     /// SIGHUP: the new configuration has a problem (`message`); the old one stays in use.
     case reloadFailed = "reload_failed"
+    /// Only in the answer to a `status` request: no source is open (nobody has listened for the linger
+    /// time, or none yet).
+    case idle
 }
 
 /// `{"type":"status","state":"source_opened","source":"/dev/video0","message":"..."}`: a change in the
 /// daemon's state that every client receives (`StatusState` lists them).
+///
+/// The same line answers a client's `{"type":"status","id":2}` request, to that client only, with the
+/// request's `id` and the fields a broadcast line does not have:
+/// `{"type":"status","id":2,"state":"source_opened","source":"/dev/video0","clients":1,"fps":29.97}`.
+/// There `state` is the source's latest state (`source_opened` while frames flow, a camera fault while one
+/// lasts, `idle` while no source is open) and `source` the device or file configured, or open.
+/// Fields absent from a line are `nil`; clients must ignore fields they do not know (protocol version 1).
 public struct StatusLine: Codable, Sendable, Equatable {
     public var type = "status"
-    /// What changed.
+    /// The request's `id`, only on the answer to a `status` request (absent when the request had none).
+    public var id: Int?
+    /// What changed; in an answer, the source's latest state.
     public var state: StatusState
     /// The device or file the state concerns, if any.
     public var source: String?
     /// A human-readable detail, if any.
     public var message: String?
+    /// Answers only: clients connected, the asking one included.
+    public var clients: Int?
+    /// Answers only: frames processed per second over the last 2 seconds (0 when none came).
+    public var fps: Double?
 
     public init(state: StatusState, source: String? = nil, message: String? = nil) {
         self.state = state
         self.source = source
         self.message = message
+    }
+
+    /// The answer to a `status` request (`id` echoed).
+    public init(answering id: Int?, state: StatusState, source: String?, clients: Int, fps: Double,
+                message: String? = nil) {
+        self.init(state: state, source: source, message: message)
+        self.id = id
+        self.clients = clients
+        self.fps = fps
     }
 }
 

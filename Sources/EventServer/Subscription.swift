@@ -17,21 +17,28 @@ public struct Subscription: Equatable, Sendable {
     /// Whether an event line for `name` goes to this client.
     public func wants(event name: String) -> Bool { events?.contains(name) ?? true }
 
-    /// Applies a request, checking event names against `knownEvents` (the server's `hello` list).
+    /// Applies a `subscribe` request, checking event names against `knownEvents` (the server's `hello`
+    /// list). `events` nil subscribes to every event, including names announced later (a reload).
     /// - Returns: the reply line for the request.
-    /// - Throws: `ProtocolError` `.unknownEvent` naming the first unknown event; the subscription is then
-    ///   left unchanged.
-    public mutating func apply(_ message: ClientMessage, knownEvents: Set<String>) throws -> OKLine {
-        switch message {
-        case .subscribe(let id, let names, let withCoefficients):
-            if let unknown = names.first(where: { !knownEvents.contains($0) }) {
+    /// - Throws: `ProtocolError` `.unknownEvent` naming every unknown event, in the request's order (each
+    ///   once, cut to 64 characters; past 32 names, how many more); the subscription is then left unchanged.
+    public mutating func apply(id: Int?, events names: [String]?, coefficients withCoefficients: Bool,
+                               knownEvents: Set<String>) throws -> OKLine {
+        if let names {
+            var unknown: [String] = []
+            for name in names where !knownEvents.contains(name) && !unknown.contains(name) { unknown.append(name) }
+            if !unknown.isEmpty {
+                // At most 32 names shown, so the error line stays far under the 8 KiB line limit.
+                var listed = unknown.prefix(32).map { "'\($0.prefix(64))'" }.joined(separator: ", ")
+                if unknown.count > 32 { listed += " and \(unknown.count - 32) more" }
                 throw ProtocolError(.unknownEvent, id: id,
-                                    "unknown event '\(unknown.prefix(64))'; known: \(knownEvents.sorted().joined(separator: ","))")
+                                    "unknown event\(unknown.count == 1 ? "" : "s") \(listed); known: "
+                                        + knownEvents.sorted().joined(separator: ","))
             }
-            events = Set(names)
-            coefficients = withCoefficients
-            return OKLine(id: id)
         }
+        events = names.map(Set.init)
+        coefficients = withCoefficients
+        return OKLine(id: id)
     }
 }
 

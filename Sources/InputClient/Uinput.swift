@@ -1,5 +1,6 @@
 import CEvdev
 import Foundation
+import WinkCore
 
 /// What a virtual input device can send: its name, its `EV_KEY` codes and its `EV_REL` axes.
 public struct VirtualDeviceSpec: Equatable, Sendable {
@@ -71,9 +72,9 @@ public struct LibevdevUinput: UinputDeviceFactory {
             reason = "not writable (add a udev rule KERNEL==\"uinput\", GROUP=\"input\", MODE=\"0660\" "
                 + "or TAG+=\"uaccess\", or run as a member of group input)"
         case (true, _):
-            reason = "cannot open: \(String(cString: strerror(code)))"
+            reason = "cannot open: \(Errno(code: code))"
         default:
-            reason = "cannot create a virtual input device: \(String(cString: strerror(code)))"
+            reason = "cannot create a virtual input device: \(Errno(code: code))"
         }
         return InputError(.uinputUnavailable, subject: path, reason: reason)
     }
@@ -93,7 +94,7 @@ final class LibevdevUinputDevice: UinputDevice {
         guard let handle else { throw InputError(.uinputUnavailable, subject: path, reason: "device already destroyed") }
         let rc = cev_uinput_write(handle, UInt32(type), UInt32(code), value)
         guard rc == 0 else {
-            throw InputError(.uinputUnavailable, subject: path, reason: "write failed: \(String(cString: strerror(rc)))")
+            throw InputError(.uinputUnavailable, subject: path, reason: "write failed: \(Errno(code: rc))")
         }
     }
 

@@ -2,12 +2,58 @@ import FaceTracking
 import Foundation
 import WinkCore
 
+/// What the command line asks of the configuration: `--config FILE`, `--profile FILE`, `--mirrored`, and
+/// whether the default locations are searched (winkd and `winkctl config`; `Configuration.Location`).
+/// Read again, the same way, at each SIGHUP reload.
+public struct ConfigurationRequest: Sendable, Equatable {
+    /// `--config FILE` as given: read instead of searching the default locations.
+    public var configPath: String?
+    /// `--profile FILE`, made absolute against the working directory: replaces the configuration's.
+    public var profilePath: String?
+    /// `--mirrored`: the source is mirrored whatever the file says.
+    public var mirrored = false
+    /// Where `config.json` and `profile.json` are looked for without `--config` / a profile; nil: nowhere
+    /// (`winkctl analyze`, `evaluate`, `bench`: what they read is only what their flags name).
+    public var location: Configuration.Location?
+
+    public init(configPath: String? = nil, profilePath: String? = nil, mirrored: Bool = false,
+                location: Configuration.Location? = nil) {
+        self.configPath = configPath
+        self.profilePath = profilePath
+        self.mirrored = mirrored
+        self.location = location
+    }
+
+    /// The configuration file to read: `--config`, else the first default `config.json` present, else none.
+    public var resolvedConfigPath: String? { configPath ?? location?.firstPresent("config.json") }
+
+    /// The profile found at a default location, used when neither `--profile` nor the file names one.
+    func defaultProfile(for configuration: Configuration) -> String? {
+        guard profilePath == nil, configuration.profilePath == nil else { return nil }
+        return location?.firstPresent("profile.json")
+    }
+
+    /// Reads the configuration file (`resolvedConfigPath`; the built-in defaults without one) and lays the
+    /// flags and a default profile over it.
+    /// - Throws: `Configuration.Missing` (66) for a `--config` file that does not exist (or a default one
+    ///   removed meanwhile), `Configuration.Invalid` (78) naming the file and every problem.
+    public func load() throws -> Configuration {
+        var configuration = try resolvedConfigPath.map { try Configuration.load(path: $0) } ?? Configuration()
+        if mirrored { configuration.mirrored = true }
+        if let profilePath { configuration.profilePath = profilePath }
+        if let found = defaultProfile(for: configuration) { configuration.profilePath = found }
+        return configuration
+    }
+}
+
 /// Options shared by the commands that run the pipeline: `--config`, `--model`, `--mirrored`, `--profile`.
 public struct CommonOptions {
     public var configuration: Configuration
     public var modelPath: String
+    /// What the command line asked of the configuration (re-read on reload).
+    public var request = ConfigurationRequest()
     /// `--config FILE` as given (nil without it).
-    public var configPath: String?
+    public var configPath: String? { request.configPath }
     /// `--eye-model FILE`: a retrained eye-state model to use instead of the built-in one (see `EyeStateModel`).
     public var eyeModelPath: String?
 
@@ -20,31 +66,31 @@ public struct CommonOptions {
     /// the offline commands take: `eyeModelSpec`).
     public static let specs: [OptionSpec] = [
         OptionSpec("--config", .file("FILE"), "configuration file (JSON: the analyzer table, thresholds, camera, overlay)",
-                   default: "built-in defaults"),
+                   default: "winkd: $XDG_CONFIG_HOME/winkd/config.json, else /etc/winkd/config.json, when present; winkctl: built-in defaults"),
         OptionSpec("--model", .file("FILE"), "dlib 68-point shape predictor",
                    default: "$WINK_MODEL, else \(ShapePredictor.debianModelPath)"),
         OptionSpec("--mirrored", "the source is a mirror image (a selfie view); left and right stay the person's own"),
         OptionSpec("--profile", .file("FILE"), "calibration profile (winkctl calibrate); replaces the configuration's",
-                   default: "the configuration's profile, if any"),
+                   default: "the configuration's profile, else profile.json beside a default config.json"),
     ]
 
     /// `--eye-model FILE`, for the commands that build a pipeline themselves (`makePipeline`).
     public static let eyeModelSpec = OptionSpec(
         "--eye-model", .file("FILE"), "an eye-state model retrained by Scripts/train_eye_model.py", default: "the built-in one")
 
-    /// Reads `specs`' options, and `--eye-model` when the command declares it.
-    /// - Throws: `UsageError` (64) for an option without its value, `Configuration.Invalid` (78).
-    public init(_ args: inout Arguments) throws {
-        let configPath = try args.option("--config")
+    /// Parses the shared flags and reads the configuration.
+    /// - Parameter location: the default locations to search without `--config` (winkd, `winkctl config`);
+    ///   nil reads only what the flags name.
+    /// - Throws: `UsageError` (64) for a flag without a value; as `ConfigurationRequest.load()`.
+    public init(_ args: inout Arguments, location: Configuration.Location? = nil) throws {
+        request.configPath = try args.option("--config")
         let model = try args.option("--model")
-        let mirrored = args.flag("--mirrored")
-        let profile = try args.option("--profile")
-        if args.spec?.declares(Self.eyeModelSpec.name) ?? true { eyeModelPath = try args.option("--eye-model") }
-        self.configPath = configPath
-        configuration = try configPath.map { try Configuration.load(path: $0) } ?? Configuration()
-        if mirrored { configuration.mirrored = true }
+        request.mirrored = args.flag("--mirrored")
         // A profile on the command line replaces the configuration's; relative to the working directory.
-        if let profile { configuration.profilePath = URL(fileURLWithPath: profile).path }
+        request.profilePath = try args.option("--profile").map { URL(fileURLWithPath: $0).path }
+        request.location = location
+        if args.spec?.declares(Self.eyeModelSpec.name) ?? true { eyeModelPath = try args.option("--eye-model") }
+        configuration = try request.load()
         modelPath = model ?? ProcessInfo.processInfo.environment["WINK_MODEL"] ?? ShapePredictor.debianModelPath
     }
 

@@ -9,6 +9,7 @@ import WinkCore
 ///
 /// ```json
 /// {
+///   "logLevel": "info",
 ///   "mirrored": false,
 ///   "analyzers": [ {"event": "smile", "enter": 0.6},
 ///                  {"event": "browRaise", "value": "browInnerUp", "enter": 0.5, "exit": 0.3, "minDuration": 0.2} ],
@@ -25,6 +26,8 @@ import WinkCore
 /// ```
 /// `analyzers` rows are merged into the default table by `event`: a row naming an existing event changes
 /// only the fields it gives; a new name adds a row (then `value` and `enter` are required).
+/// `systemd/config.sample.jsonc` shows every key with its default and unit; `winkctl config` prints the
+/// configuration in effect and where each value came from.
 public struct Configuration: Sendable {
     /// Whether the source is a mirror image (top-level `mirrored`); kept once, in `tracker.mirrored`.
     public var mirrored: Bool {
@@ -32,6 +35,8 @@ public struct Configuration: Sendable {
         set { tracker.mirrored = newValue }
     }
     public var analyzers: [AnalyzerRow] = AnalyzerRow.defaultTable
+    /// `replaceDefaultAnalyzers`: the file's `analyzers` are the whole table, not changes to the default one.
+    public var replaceDefaultAnalyzers = false
     public var coefficients = CoefficientModel()
     public var quality = QualityGate()
     public var tracker = TrackerSettings()
@@ -40,6 +45,12 @@ public struct Configuration: Sendable {
     public var profilePath: String?
     /// The configuration file this was read from, if any.
     public var path: String?
+    /// The keys the file gave, as dotted paths (`quality.maximumYaw`, `analyzers.smile.enter`, `mirrored`):
+    /// what `winkctl config` says came from the file rather than the defaults.
+    public var givenKeys: Set<String> = []
+    /// The least severe messages winkd logs (`logLevel`: "error", "warning", "notice", "info" or "debug");
+    /// nil when the file does not say (`info`, unless `--log-level` says).
+    public var logLevel: EventServer.LogLevel?
     /// What to ask of a V4L2 camera (`camera.width`/`height` in pixels, both or neither; `camera.fps`).
     public var camera = V4L2Camera.Settings()
     /// Permission bits of the socket file (`socket.mode`, an octal string such as "0660"; default 0600).
@@ -58,7 +69,7 @@ public struct Configuration: Sendable {
     public init() {}
 
     /// The keys a configuration file may have.
-    static let knownKeys: Set<String> = ["mirrored", "analyzers", "replaceDefaultAnalyzers", "coefficients", "quality",
+    static let knownKeys: Set<String> = ["logLevel", "mirrored", "analyzers", "replaceDefaultAnalyzers", "coefficients", "quality",
                                          "tracker", "calibration", "profile", "camera", "overlay", "socket"]
 
     /// A configuration problem: one line per error, each naming the key and what was expected. Exit 78.
@@ -74,11 +85,12 @@ public struct Configuration: Sendable {
     }
 
     /// Reads and validates `path`.
-    /// - Throws: `Invalid` (exit 78) listing every problem; a missing file is also `Invalid`.
+    /// - Throws: `Missing` (exit 66) when there is no such file; `Invalid` (exit 78) listing every problem,
+    ///   or saying the file cannot be read (permissions, a directory).
     public static func load(path: String) throws -> Configuration {
         guard let data = FileManager.default.contents(atPath: path) else {
-            let exists = FileManager.default.fileExists(atPath: path)
-            throw Invalid(path: path, problems: [exists ? "cannot read the configuration file" : "no such configuration file"])
+            guard FileManager.default.fileExists(atPath: path) else { throw Missing(path: path) }
+            throw Invalid(path: path, problems: ["cannot read the configuration file"])
         }
         var c = try parse(data, path: path)
         c.path = path
@@ -97,7 +109,7 @@ public struct Configuration: Sendable {
             guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
                 throw Invalid(path: path, problems: ["expected a JSON object at the top level"])
             }
-            root = object
+            root = withoutNulls(object)
         } catch let e as Invalid {
             throw e
         } catch {
@@ -106,6 +118,14 @@ public struct Configuration: Sendable {
         var c = Configuration()
         for key in root.keys.sorted() where !knownKeys.contains(key) {
             problems.append("\(key): unknown key (known: \(knownKeys.sorted().joined(separator: ", ")))")
+        }
+        c.givenKeys = givenKeys(root)
+        if let v = root["logLevel"] {
+            if let name = v as? String, let level = EventServer.LogLevel(name: name) {
+                c.logLevel = level
+            } else {
+                problems.append("logLevel: expected one of \(EventServer.LogLevel.names.joined(separator: ", "))")
+            }
         }
         if let v = root["profile"] {
             if let s = v as? String { c.profilePath = s } else { problems.append("profile: expected a file path") }
@@ -135,6 +155,7 @@ public struct Configuration: Sendable {
         }
 
         let replace = (root["replaceDefaultAnalyzers"] as? Bool) ?? false
+        c.replaceDefaultAnalyzers = replace
         if let v = root["replaceDefaultAnalyzers"], !(v is Bool) {
             problems.append("replaceDefaultAnalyzers: expected true or false")
         }
@@ -197,6 +218,34 @@ public struct Configuration: Sendable {
         return c
     }
 
+    /// The dotted key paths `root` gives: a top-level value's key, a section's `section.key`, an analyzer
+    /// row's `analyzers.EVENT.field`.
+    static func givenKeys(_ root: [String: Any]) -> Set<String> {
+        var keys: Set<String> = []
+        for (key, value) in root {
+            if key == "analyzers", let rows = value as? [Any] {
+                for case let row as [String: Any] in rows {
+                    guard let event = row["event"] as? String else { continue }
+                    for field in row.keys where field != "event" { keys.insert("analyzers.\(event).\(field)") }
+                }
+            } else if let section = value as? [String: Any] {
+                for field in section.keys { keys.insert("\(key).\(field)") }
+            } else {
+                keys.insert(key)
+            }
+        }
+        return keys
+    }
+
+    /// `object` without its null values, and its sections' (objects one level down): a null means the
+    /// default, as if the key were absent (`"profile": null`, `"camera": {"width": null, ...}`), so
+    /// `winkctl config --json`'s values and the sample's can be written back.
+    static func withoutNulls(_ object: [String: Any]) -> [String: Any] {
+        object.filter { !($0.value is NSNull) }.mapValues { value in
+            (value as? [String: Any]).map { $0.filter { !($0.value is NSNull) } } ?? value
+        }
+    }
+
     /// `camera`: `width`, `height` (whole pixels > 0, both or neither), `fps` (> 0).
     static func parseCamera(_ value: Any?, into c: inout Configuration, problems: inout [String]) {
         let known = ["width", "height", "fps"]
@@ -252,10 +301,12 @@ public struct Configuration: Sendable {
         }
     }
 
-    /// `overlay`: `layout` (a layout JSON file) and `device` (a V4L2 output node), both required.
+    /// `overlay`: `layout` (a layout JSON file) and `device` (a V4L2 output node), both required; an empty
+    /// section (or both null) is no overlay.
     static func parseOverlay(_ value: Any?, into c: inout Configuration, problems: inout [String]) {
         let known = ["layout", "device"]
-        guard let object = sectionObject(value, named: "overlay", known: known, problems: &problems) else { return }
+        guard let object = sectionObject(value, named: "overlay", known: known, problems: &problems),
+              !object.isEmpty else { return }
         for key in ["layout", "device"] {
             guard let v = object[key] else {
                 problems.append("overlay.\(key): required")

@@ -3,7 +3,6 @@ import EventServer
 import Expressions
 import FaceTracking
 import Foundation
-import Synchronization
 import Overlay
 import WinkCore
 
@@ -54,7 +53,7 @@ public final class Daemon: SessionHost, @unchecked Sendable {
         self.environment = environment
         self.observer = observer
         var configuration = options.configuration
-        if options.mirroredFlag { configuration.mirrored = true }
+        if options.request.mirrored { configuration.mirrored = true }
         currentCameraSettings = configuration.camera
         // Listen first, so clients can connect at once and are greeted at once; the model and the source are
         // checked next (clients wait for frames meanwhile), and a failure there says bye to them and
@@ -62,11 +61,10 @@ public final class Daemon: SessionHost, @unchecked Sendable {
         let names = Self.eventNames(configuration)
         let serverOptions = EventServer.Options(mode: configuration.socketMode,
                                                 maximumClients: configuration.maximumClients)
-        // Until start-up succeeds the server stays quiet: a failed start prints its one error line only.
-        let started = Mutex(false)
-        let serverLog: @Sendable (EventServer.LogLevel, String) -> Void = { level, message in
-            if started.withLock({ $0 }) { log(level, message) }
-        }
+        // Until start-up succeeds the server's lines are held: a failed start prints its one error line only,
+        // a successful one writes them in order (a client's "connected" before what it did next).
+        let gate = StartupLogGate(log: log)
+        let serverLog: @Sendable (EventServer.LogLevel, String) -> Void = { level, message in gate(level, message) }
         let server: EventServer
         if let fd = try SocketActivation.listeningSocket() {
             server = try EventServer(listeningFD: fd, eventNames: names, options: serverOptions, log: serverLog)
@@ -96,10 +94,12 @@ public final class Daemon: SessionHost, @unchecked Sendable {
             default: break
             }
         } catch {
+            gate.discard()
             server.stop(reason: "startup_failed")
             throw error
         }
-        started.withLock { $0 = true }
+        gate.open()
+        server.sourceReport = { [publisher] in publisher.sourceReport() }
         let signals = self.signals
         server.onClientCountChange = { n in
             signals.clientCount = n
@@ -242,19 +242,25 @@ public final class Daemon: SessionHost, @unchecked Sendable {
         [EventName.faceFound, EventName.faceLost] + configuration.analyzers.map(\.event)
     }
 
-    /// Reads the configuration file and overlay layout again; on any problem keeps the old ones. Called on
-    /// the processing thread between two frames (tests call it directly).
+    /// Reads the configuration file and overlay layout again; on any problem keeps the old ones. The file
+    /// is the one the command line chose (`--config`), else the first default one present now (so one
+    /// created or removed since start-up counts), with `--mirrored`, `--profile` and a default profile laid
+    /// over it as at start-up. Called on the processing thread between two frames (tests call it directly).
     /// - Returns: whether the new configuration is in use.
     @discardableResult
     func reload() -> Bool {
         let configuration = publisher.configuration
-        guard let path = configuration.path else {
+        var request = options.request
+        if request.configPath == nil && request.location == nil { request.configPath = configuration.path }
+        let path = request.resolvedConfigPath
+        // Without any file or default location there is nothing to read (a profile found by default is
+        // read again, though: a new calibration counts).
+        guard path != nil || configuration.path != nil || request.location != nil else {
             publisher.publish(status: StatusLine(state: .reloadOk, message: "no configuration file; nothing to reload"))
             return true
         }
         do {
-            var fresh = try Configuration.load(path: path)
-            if options.mirroredFlag { fresh.mirrored = true }
+            let fresh = try request.load()
             let freshRenderer = try Self.loadRenderer(fresh)
             try server.announce(eventNames: Self.eventNames(fresh))  // for clients connecting from now on
             publisher.endFace()  // the old engine ends a present face; the new one finds it again
@@ -267,12 +273,14 @@ public final class Daemon: SessionHost, @unchecked Sendable {
                 ? " (socket settings apply at the next start)" : ""
             signals.withLock { currentCameraSettings = fresh.camera }
             publisher.publish(status: StatusLine(state: .reloadOk, source: path,
-                                                 message: "configuration reloaded\(unchanged)"))
+                                                 message: path == nil ? "no configuration file; defaults in use\(unchanged)"
+                                                     : "configuration reloaded\(unchanged)"))
             return true
         } catch {
             let reason = describeError(error).replacingOccurrences(of: "\n", with: "; ")
             log(.warning, "reload failed, keeping the old configuration: \(reason)")
-            publisher.publish(status: StatusLine(state: .reloadFailed, source: path, message: Self.shortened(reason)))
+            publisher.publish(status: StatusLine(state: .reloadFailed, source: path ?? configuration.path,
+                                                 message: Self.shortened(reason)))
             return false
         }
     }

@@ -22,8 +22,14 @@ public struct DaemonOptions: Sendable {
     public var pace: Pace = .realtime
     public var loop = false
     public var alwaysOn = false
-    /// `--mirrored` was given (kept over a reloaded configuration file).
-    public var mirroredFlag = false
+    /// What the command line asked of the configuration (`--config`, `--profile`, `--mirrored`, the default
+    /// locations), applied again to the file a SIGHUP re-reads. Tests and embedders that pass a loaded
+    /// `configuration` leave it empty: a reload then re-reads `configuration.path`.
+    public var request = ConfigurationRequest()
+    /// `--log-level LEVEL`: the least severe messages logged, over the configuration's `logLevel`.
+    public var logLevel: EventServer.LogLevel?
+    /// `--print-config`: print the configuration in effect and where each value came from, then exit 0.
+    public var printConfiguration = false
     /// Seconds the source stays open after the last client leaves.
     public var linger: Double = 3
 
@@ -51,18 +57,27 @@ public struct DaemonOptions: Sendable {
                        "a recording's frames at their own timestamps, or as fast as the pipeline goes", default: "realtime"),
             OptionSpec("--loop", "play a recording again and again (without it, clients get bye at its end)"),
             OptionSpec("--always-on", "keep the source open without clients (default: open only while someone listens)"),
+            OptionSpec("--log-level", .choice(EventServer.LogLevel.names),
+                       "the least severe messages logged", default: "the configuration's logLevel, else info"),
+            OptionSpec("--print-config", "print the configuration in effect and where each value came from, then exit"),
             OptionSpec("--version", "print the version and exit"),
         ],
-        details: "The source opens when the first client connects and closes 3 s after the last leaves. SIGHUP "
-            + "reloads the configuration; SIGTERM and SIGINT say bye to every client and exit 0.")
+        details: "Without --config, winkd reads the first of $XDG_CONFIG_HOME/winkd/config.json (else "
+            + "~/.config/winkd/config.json) and /etc/winkd/config.json that exists, and profile.json beside it when "
+            + "no profile is named; --print-config shows the result. The source opens when the first client "
+            + "connects and closes 3 s after the last leaves. SIGHUP reloads the configuration; SIGTERM and SIGINT "
+            + "say bye to every client and exit 0.")
 
-    /// Parses `winkd [--source DEVICE|FILE] [--socket PATH] [--config FILE] [--model FILE] [--mirrored]
-    /// [--pace realtime|fast] [--loop] [--always-on]`.
-    /// - Throws: `UsageError` (64), `Configuration.Invalid` (78).
+    /// Parses `winkd [--source DEVICE|FILE] [--socket PATH] [--config FILE] [--profile FILE] [--model FILE]
+    /// [--mirrored] [--pace realtime|fast] [--loop] [--always-on] [--log-level LEVEL] [--print-config]`.
+    /// Without `--config`, the first `config.json` of `Configuration.Location(environment:)` is read.
+    /// - Throws: `UsageError` (64), `Configuration.Missing` (66) for a `--config` file that does not exist,
+    ///   `Configuration.Invalid` (78) for a file with problems (a default one too), naming it.
     public init(_ args: inout Arguments, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        var probe = args
-        mirroredFlag = probe.flag("--mirrored")
-        let common = try CommonOptions(&args)
+        logLevel = try Self.logLevel(&args)
+        printConfiguration = args.flag("--print-config")
+        let common = try CommonOptions(&args, location: Configuration.Location(environment: environment))
+        request = common.request
         configuration = common.configuration
         modelPath = common.modelPath
         source = try args.option("--source")
@@ -75,6 +90,19 @@ public struct DaemonOptions: Sendable {
         alwaysOn = args.flag("--always-on")
         try args.finish()
     }
+
+    /// `--log-level LEVEL`, shared with `winkctl config`.
+    /// - Throws: `UsageError` (64) naming the levels for any other value.
+    public static func logLevel(_ args: inout Arguments) throws -> EventServer.LogLevel? {
+        guard let name = try args.option("--log-level") else { return nil }
+        guard let level = EventServer.LogLevel(name: name) else {
+            throw UsageError("--log-level expects one of \(EventServer.LogLevel.names.joined(separator: ", ")), got '\(name)'")
+        }
+        return level
+    }
+
+    /// The least severe level logged: `--log-level`, else the configuration's `logLevel`, else `info`.
+    public var effectiveLogLevel: EventServer.LogLevel { logLevel ?? configuration.logLevel ?? .info }
 
     /// What `source` names: a camera or a recording.
     var sourceKind: SourceKind { SourceKind(source: source) }

@@ -4,7 +4,8 @@ import Foundation
 import Synchronization
 import WinkCore
 
-/// `winkd`: the daemon's entry point. Logs to stderr with syslog `<N>` priority prefixes for journald.
+/// `winkd`: the daemon's entry point. Logs to stderr with syslog `<N>` priority prefixes for journald (none
+/// on a terminal), from `--log-level` / `logLevel` up (`DaemonLog`).
 public enum WinkdMain {
     /// Runs winkd. `observer` receives the daemon's READY/STATUS/WATCHDOG/RELOADING/STOPPING moments (for
     /// sd_notify, see `DaemonObserver`).
@@ -22,6 +23,12 @@ public enum WinkdMain {
                 return .ok
             }
             let options = try DaemonOptions(&args)
+            if options.printConfiguration {
+                print(ConfigurationReport(configuration: options.configuration, request: options.request,
+                                          logLevelFlag: options.logLevel).text(), terminator: "")
+                return .ok
+            }
+            let logger = DaemonLog(threshold: options.effectiveLogLevel, prefixed: DaemonLog.usesPrefixes())
             // SIGTERM, SIGINT and SIGHUP are taken by dispatch sources, which libdispatch sets up later, on its
             // manager thread (a signalfd and a handler of its own). Until then a signal set to SIG_IGN is
             // discarded by the kernel, and that moment can come after the socket accepts clients: a SIGHUP or
@@ -81,7 +88,7 @@ public enum WinkdMain {
                 }
                 if stop { stopWhileStarting(server, observer: observer) }
             }) { level, message in
-                FileHandle.standardError.write(Data("<\(level.rawValue)>winkd: \(message)\n".utf8))
+                logger.write(level, message)
             }
             current.withLock {
                 $0 = daemon

@@ -18,6 +18,8 @@ public enum WinkctlMain {
         CamerasCommand.command,
         InputCommand.command,
         EventsCommand.command,
+        StatusCommand.command,
+        ConfigCommand.command,
         OverlayCommand.command,
         CalibrateCommand.command,
         BenchCommand.command,

@@ -4,8 +4,8 @@ import TestSupport
 
 /// What a user types first: help, versions, and a mistyped command.
 @Suite struct HelpTests {
-    static let commands = ["analyze", "evaluate", "cameras", "input", "events", "overlay", "calibrate", "bench",
-                           "help", "completion", "manual"]
+    static let commands = ["analyze", "evaluate", "cameras", "input", "events", "status", "config", "overlay",
+                           "calibrate", "bench", "help", "completion", "manual"]
 
     @Test func helpAndVersionOnBothPrograms() throws {
         for flag in ["--help", "-h"] {

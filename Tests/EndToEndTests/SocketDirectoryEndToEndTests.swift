@@ -71,7 +71,7 @@ struct SocketDirectoryEndToEndTests {
         #expect(result.stderrLines.count == 1, "\(result.stderr)")
         let line = result.stderrLines.first ?? ""
         #expect(line.hasPrefix("winkd: /run/winkd: cannot "), "\(line)")
-        #expect(line.contains("as uid 65534 (nobody): Permission denied"), "\(line)")
+        #expect(line.contains("as uid 65534 (nobody): EACCES: Permission denied"), "\(line)")
         #expect(line.contains("--socket PATH") && line.contains("set XDG_RUNTIME_DIR"), "\(line)")
     }
 
@@ -86,7 +86,7 @@ struct SocketDirectoryEndToEndTests {
         let result = try runAsNobody("winkd", ["--socket", socket], environment: ["PATH": "/usr/bin:/bin"])
         #expect(result.status == 69)
         #expect(result.stderr == "winkd: \(locked.path): cannot search the socket's directory as uid 65534 (nobody): "
-            + "Permission denied; give winkd a socket path this user may create with --socket PATH\n", "\(result.stderr)")
+            + "EACCES: Permission denied; give winkd a socket path this user may create with --socket PATH\n", "\(result.stderr)")
     }
 
     @Test func anUnsafeDirectoryExits78NamingIt() throws {

@@ -118,6 +118,40 @@ struct EventServerSocketTests {
         #expect(reply["type"] as? String == "ok" && reply["id"] as? Int == 42)
     }
 
+    /// Issue 15: `{"type":"subscribe","coefficients":true}` without `events`: every event plus coefficients.
+    @Test func subscribeWithoutEventsGetsEveryEventAndCoefficients() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        try client.subscribe(events: nil, coefficients: true)
+        server.publish(event: Self.event("winkLeft", frame: 1))
+        server.publish(coefficients: CoefficientsLine(frame: 1, time: 0.1, values: ["eyeBlinkLeft": 0.9]))
+        server.publish(event: Self.event("smile", frame: 2))
+        #expect(Self.fields(try client.nextLine(timeout: 2))["event"] as? String == "winkLeft")
+        #expect(Self.type(try client.nextLine(timeout: 2)) == "coefficients")
+        #expect(Self.fields(try client.nextLine(timeout: 2))["event"] as? String == "smile")
+    }
+
+    /// Issue 15: `{"type":"status","id":2}` is answered to the asker alone, with its id, the source's
+    /// report and the number of clients.
+    @Test func statusRequestIsAnsweredWithTheSourceClientsAndFPS() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        let other = try EventClient(path: sandbox.socket)
+        try client.send(line: #"{"type":"status","id":2}"#)
+        let idle = Self.fields(try client.nextLine(timeout: 2))
+        #expect(idle["type"] as? String == "status" && idle["id"] as? Int == 2 && idle["state"] as? String == "idle")
+        #expect(idle["clients"] as? Int == 2 && idle["fps"] as? Double == 0)
+        server.sourceReport = { .init(state: .sourceOpened, source: "/dev/video0", fps: 29.97) }
+        let answer = try client.status().status
+        #expect(answer.id == 1 && answer.state == .sourceOpened && answer.source == "/dev/video0")
+        #expect(answer.clients == 2 && answer.fps == 29.97)
+        #expect(try other.nextLine(timeout: 0.2) == nil, "the answer goes to the asker only")
+    }
+
     @Test func unknownEventGetsAnErrorLine() throws {
         let sandbox = Sandbox()
         let server = try makeServer(sandbox)
@@ -142,7 +176,7 @@ struct EventServerSocketTests {
         try client.send(line: #"{"type":"jump","id":5}"#)
         reply = Self.fields(try client.nextLine(timeout: 2))
         #expect(reply["code"] as? String == "unknown_type" && reply["id"] as? Int == 5)
-        try client.send(line: #"{"type":"subscribe","id":6}"#)
+        try client.send(line: #"{"type":"subscribe","id":6,"events":"blink"}"#)
         reply = Self.fields(try client.nextLine(timeout: 2))
         #expect(reply["code"] as? String == "bad_request" && reply["id"] as? Int == 6)
         try client.subscribe(events: ["blink"], coefficients: false)

@@ -57,6 +57,17 @@ struct ClientMessageTests {
         #expect(try parse(#"{"events":["smile"],"type":"subscribe"}"#) == .subscribe(id: nil, events: ["smile"], coefficients: false))
     }
 
+    /// Issue 15: a subscribe without `events` (or with null) means every event, as before any subscribe.
+    @Test func subscribeWithoutEventsMeansEveryEvent() throws {
+        #expect(try parse(#"{"type":"subscribe","coefficients":true}"#) == .subscribe(id: nil, events: nil, coefficients: true))
+        #expect(try parse(#"{"type":"subscribe","id":4,"events":null}"#) == .subscribe(id: 4, events: nil, coefficients: false))
+    }
+
+    @Test func parsesStatus() throws {
+        #expect(try parse(#"{"type":"status","id":2}"#) == .status(id: 2))
+        #expect(try parse(#"{"type":"status"}"#) == .status(id: nil))
+    }
+
     @Test func malformedJSONIsBadJSON() {
         #expect(code("{\"type\":").0 == .badJSON)
         #expect(code("[1,2]").0 == .badJSON)
@@ -82,7 +93,6 @@ struct ClientMessageTests {
 
     @Test func missingOrMistypedFieldsAreBadRequest() {
         #expect(code(#"{"id":3}"#) == (.badRequest, 3))
-        #expect(code(#"{"type":"subscribe","id":4}"#) == (.badRequest, 4))
         #expect(code(#"{"type":"subscribe","events":"smile"}"#).0 == .badRequest)
         #expect(code(#"{"type":"subscribe","events":[1]}"#).0 == .badRequest)
         #expect(code(#"{"type":"subscribe","events":[],"coefficients":1}"#).0 == .badRequest)
@@ -103,7 +113,7 @@ struct SubscriptionTests {
 
     @Test func subscribeFiltersAndEchoesID() throws {
         var s = Subscription()
-        let ok = try s.apply(.subscribe(id: 9, events: ["smile"], coefficients: true), knownEvents: known)
+        let ok = try s.apply(id: 9, events: ["smile"], coefficients: true, knownEvents: known)
         #expect(ok == OKLine(id: 9))
         #expect(s.wants(event: "smile") && !s.wants(event: "blink"))
         #expect(s.coefficients)
@@ -112,13 +122,35 @@ struct SubscriptionTests {
     @Test func unknownEventIsRefusedAndChangesNothing() {
         var s = Subscription()
         #expect(throws: ProtocolError.self) {
-            try s.apply(.subscribe(id: 2, events: ["smile", "frown"], coefficients: true), knownEvents: known)
+            try s.apply(id: 2, events: ["smile", "frown"], coefficients: true, knownEvents: known)
         }
         #expect(s == Subscription())
         do {
-            _ = try s.apply(.subscribe(id: 2, events: ["frown"], coefficients: false), knownEvents: known)
+            _ = try s.apply(id: 2, events: ["frown"], coefficients: false, knownEvents: known)
         } catch let error as ProtocolError {
             #expect(error.code == .unknownEvent && error.id == 2 && error.message.contains("frown"))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+}
+
+extension SubscriptionTests {
+    @Test func subscribeWithoutEventsWantsEveryEventWithCoefficients() throws {
+        var s = Subscription(events: ["smile"])
+        _ = try s.apply(id: nil, events: nil, coefficients: true, knownEvents: known)
+        #expect(s.wants(event: "blink") && s.wants(event: "aRowAddedByAReload") && s.coefficients)
+    }
+
+    /// Issue 15: `unknown_event` names every unknown name, once each, in the request's order.
+    @Test func unknownEventNamesEveryUnknownName() {
+        var s = Subscription()
+        do {
+            _ = try s.apply(id: 3, events: ["frown", "smile", "wave", "frown"], coefficients: false, knownEvents: known)
+            Issue.record("expected unknown_event")
+        } catch let error as ProtocolError {
+            #expect(error.code == .unknownEvent && error.id == 3)
+            #expect(error.message.hasPrefix("unknown events 'frown', 'wave'; known: "), "\(error.message)")
         } catch {
             Issue.record("unexpected \(error)")
         }
@@ -155,6 +187,14 @@ struct ServerLineTests {
         #expect(try object(StatusLine(state: .sourceOpened, source: "/dev/video0"))
             == ["type": "status", "state": "source_opened", "source": "/dev/video0"])
         #expect(try object(HeartbeatLine(time: 1.5)) == ["type": "heartbeat", "time": 1.5])
+    }
+
+    /// The answer to a status request: the broadcast line's fields plus `id`, `clients` and `fps`.
+    @Test func statusAnswerHasIDClientsAndFPS() throws {
+        #expect(try object(StatusLine(answering: 2, state: .idle, source: nil, clients: 1, fps: 0))
+            == ["type": "status", "id": 2, "state": "idle", "clients": 1, "fps": 0])
+        let decoded = try JSONDecoder().decode(StatusLine.self, from: Data(#"{"type":"status","state":"source_opened"}"#.utf8))
+        #expect(decoded.id == nil && decoded.clients == nil && decoded.fps == nil)
     }
 }
 

@@ -61,7 +61,8 @@ struct ConfigurationTests {
     @Test func notJSONIsOneLine() {
         #expect(throws: Configuration.Invalid.self) { try parse("{not json") }
         #expect(throws: Configuration.Invalid.self) { try parse("[1, 2]") }
-        #expect(throws: Configuration.Invalid.self) { try Configuration.load(path: "/nonexistent/winkd.json") }
+        // A missing file is not a bad one: exit 66 (issue 15), like a missing layout, map or profile.
+        #expect(throws: Configuration.Missing.self) { try Configuration.load(path: "/nonexistent/winkd.json") }
     }
 }
 

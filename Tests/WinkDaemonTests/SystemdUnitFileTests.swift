@@ -54,6 +54,12 @@ struct SystemdUnitFileTests {
         #expect(unit.value("Service", "ExecStart")?.hasPrefix("/usr/local/bin/winkd ") == true)
     }
 
+    /// Issue 15: `systemctl reload` sends winkd the SIGHUP it reloads on.
+    @Test(arguments: services) func reloadSendsSIGHUPToWinkd(name: String) throws {
+        let unit = try UnitFile(name)
+        #expect(unit.value("Service", "ExecReload") == "/bin/kill -HUP $MAINPID")
+    }
+
     @Test(arguments: services) func serviceLetsTheCameraInAndLittleElse(name: String) throws {
         let unit = try UnitFile(name)
         #expect(unit.values("Service", "DeviceAllow").contains("char-video4linux rw"))

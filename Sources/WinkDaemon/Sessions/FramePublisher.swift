@@ -3,14 +3,19 @@ import EventServer
 import FaceTracking
 import Foundation
 import Overlay
+import Synchronization
 import WinkCore
 
 /// What the daemon sends out: status lines, and for each frame its coefficient line, its events and, with
 /// an overlay output configured, the frame drawn with the layout and written to the V4L2 output device
 /// (without one, no frame leaves the process).
 ///
-/// Thread-safety: `publish(status:)` may be called from any thread (the capture thread reports camera
-/// faults through it); everything else belongs to the processing thread.
+/// It also keeps what a client's `status` request is answered with (`sourceReport()`): the source's latest
+/// state and the recent frame rate.
+///
+/// Thread-safety: `publish(status:)` and `sourceReport()` may be called from any thread (the capture
+/// thread reports camera faults through the first, the event server's thread asks the second); everything
+/// else belongs to the processing thread.
 final class FramePublisher: @unchecked Sendable {
     let server: EventServer
     let observer: DaemonObserver?
@@ -25,6 +30,8 @@ final class FramePublisher: @unchecked Sendable {
     private var outputFailed = false
     private var faces: [FaceObservation] = []
     private var lastInfo = FrameInfo(index: 0, time: 0, monotonicNanoseconds: 0)
+    /// The source's latest state and the release times of the last 2 s of frames (ns, monotonic).
+    private let reported = Mutex<(state: StatusState, source: String?, frameTimes: [UInt64])>((.idle, nil, []))
 
     init(server: EventServer, pipeline: FramePipeline, configuration: Configuration, renderer: OverlayRenderer?,
          environment: DaemonEnvironment, observer: DaemonObserver?,
@@ -43,6 +50,19 @@ final class FramePublisher: @unchecked Sendable {
 
     /// Sends `status` to every client, tells the observer and logs it. Thread-safe.
     func publish(status: StatusLine) {
+        reported.withLock { report in
+            switch status.state {
+            case .sourceClosed:
+                report = (.idle, nil, [])
+            case .cameraLight:
+                report.state = .sourceOpened  // frames are tracked again
+            case .overlayOutputOpened, .overlayOutputFailed, .reloadOk, .reloadFailed, .cameraCorruptFrames, .idle:
+                break  // not the source's state
+            default:
+                report.state = status.state
+                report.source = status.source ?? report.source
+            }
+        }
         server.publish(status: status)
         observer?.daemonPublished(status: status)
         log(.info, "status \(status.state.rawValue)\(status.source.map { " \($0)" } ?? "")"
@@ -58,12 +78,35 @@ final class FramePublisher: @unchecked Sendable {
     @discardableResult
     func publish(frame buffer: PixelBuffer, info: FrameInfo, still: Bool = false) throws -> FrameUsability {
         lastInfo = info
+        let now = environment.clock.nanoseconds()
+        reported.withLock { report in
+            report.frameTimes.removeFirst(report.frameTimes.prefix { now &- $0 > Self.rateWindow }.count)
+            report.frameTimes.append(now)
+        }
         let outcome = try pipeline.process(buffer, info: info, still: still)
         if let line = outcome.coefficients { server.publish(coefficients: line) }
         send(outcome.events)
         writeOverlay(buffer, face: outcome.face)
         try pipeline.completeFrame()
         return outcome.usability
+    }
+
+    /// Nanoseconds of frames the frame rate is measured over.
+    static let rateWindow: UInt64 = 2_000_000_000
+
+    /// What a `status` request is answered with: the source's latest state (`idle` before the source
+    /// opens and after it closes) and device or file, and the frames processed per second over the last
+    /// 2 s (0 when the last frame is over 2 s old), to 2 decimals. Thread-safe.
+    func sourceReport() -> EventServer.SourceReport {
+        let now = environment.clock.nanoseconds()
+        return reported.withLock { report in
+            let recent = report.frameTimes.filter { now &- $0 <= Self.rateWindow }
+            var fps = 0.0
+            if recent.count >= 2, let first = recent.first, let last = recent.last, last > first {
+                fps = (Double(recent.count - 1) / (Double(last - first) / 1e9) * 100).rounded() / 100
+            }
+            return EventServer.SourceReport(state: report.state, source: report.source, fps: fps)
+        }
     }
 
     /// Ends a present face with `faceLost` (the source went away, closed or is replaced), dated at the last

@@ -41,11 +41,13 @@ enum EventsCommand {
         let client = try EventClient(path: socket)
         if names != nil || coefficients {
             let offered = client.hello.events
-            let wanted = names ?? offered
-            if let unknown = wanted.first(where: { !offered.contains($0) }) {
-                throw UsageError("events: winkd at \(socket) has no event '\(unknown)'; it offers \(offered.joined(separator: ","))")
+            let unknown = (names ?? []).filter { !offered.contains($0) }
+            if !unknown.isEmpty {
+                throw UsageError("events: winkd at \(socket) has no event \(unknown.map { "'\($0)'" }.joined(separator: ", "))"
+                                 + "; it offers \(offered.joined(separator: ","))")
             }
-            try client.subscribe(events: wanted, coefficients: coefficients)
+            // Without --events: every event, also those a reload adds (a subscribe without "events").
+            try client.subscribe(events: names, coefficients: coefficients)
         }
         guard measure else { return try relay(client, socket: socket, limit: limit, latency: nil, write: writeLine) }
         let latency = LatencyRecorder()

@@ -1,0 +1,52 @@
+import Foundation
+import WinkCore
+
+extension Configuration {
+    /// Where winkd finds its configuration and calibration profile when no flag names them.
+    ///
+    /// Two folders are searched in order, and the first `config.json` present is read (the same for
+    /// `profile.json`, each on its own):
+    /// 1. the user's, `$XDG_CONFIG_HOME/winkd` (an absolute path), else `$HOME/.config/winkd` (the XDG Base
+    ///    Directory specification): what winkd reads as a user service (`systemctl --user`);
+    /// 2. the system's, `/etc/winkd`: what the system service reads, which runs as the user `winkd` with no
+    ///    home of its own (`/`, and `ProtectHome=yes` hides `/home`), and the default for every user.
+    ///
+    /// So a user's own file wins over the system-wide one, as with PipeWire or fontconfig. No file present
+    /// is fine: the built-in defaults apply. `--config FILE` (and `--profile FILE`) bypass the search.
+    public struct Location: Sendable, Equatable {
+        /// The user's folder, or nil when neither `XDG_CONFIG_HOME` nor `HOME` is a usable absolute path.
+        public var userDirectory: String?
+        /// The system-wide folder, `/etc/winkd`.
+        public var systemDirectory: String
+
+        /// The folders for `environment` (a value of `/` for `HOME` counts as none: a system user's).
+        public init(environment: [String: String] = ProcessInfo.processInfo.environment,
+                    systemDirectory: String = "/etc/winkd") {
+            if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+                userDirectory = URL(fileURLWithPath: xdg).appendingPathComponent("winkd").path
+            } else if let home = environment["HOME"], home.hasPrefix("/"), home != "/" {
+                userDirectory = URL(fileURLWithPath: home).appendingPathComponent(".config/winkd").path
+            }
+            self.systemDirectory = systemDirectory
+        }
+
+        /// The places searched for `name` (`config.json`, `profile.json`), in order.
+        public func candidates(_ name: String) -> [String] {
+            ([userDirectory].compactMap { $0 } + [systemDirectory]).map { $0 + "/" + name }
+        }
+
+        /// The first of `candidates(name)` that exists (as anything: a directory there is reported when read,
+        /// not skipped), or nil.
+        public func firstPresent(_ name: String) -> String? {
+            candidates(name).first { FileManager.default.fileExists(atPath: $0) }
+        }
+    }
+
+    /// A configuration file that does not exist: `--config` naming a missing file. Exit 66 (`EX_NOINPUT`),
+    /// as for a missing layout, map or profile.
+    public struct Missing: ExitCodeError {
+        public var path: String
+        public var description: String { "\(path): no such configuration file" }
+        public var exitCode: ExitCode { .noInput }
+    }
+}
