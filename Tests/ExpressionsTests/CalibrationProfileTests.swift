@@ -178,13 +178,14 @@ struct CalibrationProfileTests {
         }
     }
 
-    @Test func anUnwritableProfileIsExit69() {
-        let path = temporaryPath("no-such-dir") + "/profile.json"
-        #expect {
+    /// SPEC.md's 73: an output file that cannot be created, saying why.
+    @Test func aProfileInAMissingDirectoryIsExit73() {
+        let directory = temporaryPath("no-such-dir")
+        let path = directory + "/profile.json"
+        #expect(throws: OutputFileError(.cannotCreate, subject: path, reason: "no such directory \(directory)")) {
             try CalibrationProfile(neutral: neutral).save(to: path)
-        } throws: { error in
-            (error as? CalibrationProfileError).map { $0.exitCode == .unavailable && $0.subject == path } == true
         }
+        #expect(OutputFileError(.cannotCreate, subject: path, reason: "").exitCode.rawValue == 73)
     }
 }
 

@@ -84,7 +84,8 @@ struct PlotTests {
             try synthetic().write(to: "/nonexistent-dir/plot.png")
         } throws: { error in
             guard let e = error as? OverlayError else { return false }
-            return e.code == .output && e.exitCode == .unavailable && e.subject == "/nonexistent-dir/plot.png"
+            return e.code == .output && e.exitCode == .cannotCreate && e.subject == "/nonexistent-dir/plot.png"
+                && e.reason == "no such directory /nonexistent-dir"
         }
     }
 }
