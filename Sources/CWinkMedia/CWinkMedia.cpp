@@ -280,6 +280,17 @@ void wm_video_info(const wm_video *video, int *width, int *height, double *fps) 
     if (fps) *fps = video->fps > 0 && video->fps < 1000 ? video->fps : 0;
 }
 
+int64_t wm_video_expected_frames(const wm_video *video) {
+    if (!video || !video->format || video->stream < 0) return 0;
+    const AVStream *stream = video->format->streams[video->stream];
+    if (stream->nb_frames > 0) return stream->nb_frames;
+    double fps = video->fps > 0 && video->fps < 1000 ? video->fps : 0;
+    double seconds = 0;
+    if (stream->duration > 0 && stream->time_base.den > 0) seconds = stream->duration * av_q2d(stream->time_base);
+    else if (video->format->duration > 0) seconds = video->format->duration / double(AV_TIME_BASE);
+    return fps > 0 && seconds > 0 ? int64_t(seconds * fps + 0.5) : 0;
+}
+
 wm_status wm_video_read(wm_video *video, uint8_t *gray, uint8_t *bgr, double *time_ms) {
     if (!video || !gray) return WM_BAD_ARGUMENT;
     try {

@@ -48,6 +48,7 @@ public final class TransformedSource: FrameSource {
     public var name: String { base.name }
     public var isLive: Bool { base.isLive }
     public var isStill: Bool { base.isStill }
+    public var expectedFrameCount: Int? { base.expectedFrameCount }
     public var nominalFrameRate: Double? { base.nominalFrameRate }
 
     public func read(into buffer: PixelBuffer) throws -> FrameInfo? {

@@ -42,6 +42,13 @@ public final class VideoFileSource: FrameSource {
 
     deinit { close() }
 
+    /// The container's frame count (or duration times rate), nil when it does not say.
+    public var expectedFrameCount: Int? {
+        guard let video else { return nil }
+        let n = wm_video_expected_frames(video)
+        return n > 0 ? Int(n) : nil
+    }
+
     static func code(_ status: wm_status) -> CaptureErrorCode {
         switch status {
         case WM_MISSING: .missing
@@ -85,6 +92,8 @@ public final class StillImageSource: FrameSource {
     public let isLive = false
     /// Always true: one instant.
     public let isStill = true
+    /// One frame.
+    public let expectedFrameCount: Int? = 1
     public let nominalFrameRate: Double? = nil
     public let width: Int
     public let height: Int

@@ -97,6 +97,9 @@ public protocol FrameSource: AnyObject {
     /// Frames dropped so far because they were corrupt (a camera's broken MJPEG frames); 0 for sources
     /// that cannot tell.
     var corruptFramesDropped: Int { get }
+    /// How many frames the source is expected to give in all (a video's container says; a still gives 1),
+    /// for progress; nil when unknown (a camera, a container that does not say).
+    var expectedFrameCount: Int? { get }
     /// Frames taken from the device so far, corrupt ones included (the denominator of
     /// `corruptFramesDropped`); 0 for sources that do not count.
     var framesDequeued: Int { get }
@@ -104,6 +107,7 @@ public protocol FrameSource: AnyObject {
 
 extension FrameSource {
     public var isStill: Bool { false }
+    public var expectedFrameCount: Int? { nil }
     public var corruptFramesDropped: Int { 0 }
     public var framesDequeued: Int { 0 }
 }

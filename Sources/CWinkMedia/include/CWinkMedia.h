@@ -39,6 +39,9 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
 void wm_video_close(wm_video *video);
 /// Frame size in pixels and the container's nominal frame rate (0 if unknown).
 void wm_video_info(const wm_video *video, int *width, int *height, double *fps);
+/// The number of frames the video holds, as its container says (the stream's frame count, else its
+/// duration times the nominal rate), or 0 when it does not say: an estimate for progress, not a promise.
+int64_t wm_video_expected_frames(const wm_video *video);
 
 /// Decodes the next frame. Writes its presentation time in milliseconds into `*time_ms`: the frame's
 /// best-effort timestamp less the stream's start time (VideoCapture's CAP_PROP_POS_MSEC), or the frame

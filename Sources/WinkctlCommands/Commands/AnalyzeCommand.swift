@@ -26,6 +26,7 @@ enum AnalyzeCommand {
                 OptionSpec("--scale", .text("S"), "scale the frames by S, 0.05...4", default: "1"),
                 OptionSpec("--gain", .text("G"), "multiply brightness by G, 0...4", default: "1"),
                 OptionSpec("--noise", .text("SIGMA"), "add Gaussian sensor noise of SIGMA grey levels, 0...64", default: "0"),
+                OptionSpec("--quiet", "no progress line and no closing summary on stderr"),
             ]),
         run: run)
 
@@ -35,6 +36,7 @@ enum AnalyzeCommand {
         let withMeasures = args.flag("--measures")
         let withEyeFeatures = args.flag("--eye-features")
         let plotPath = try args.option("--plot")
+        let quiet = args.flag("--quiet")
         var transform = FrameTransform()
         transform.flip = args.flag("--flip")
         transform.degrees = try args.number("--rotate", in: -180.0...180.0) ?? 0
@@ -57,7 +59,16 @@ enum AnalyzeCommand {
         let encoder = LineEncoder()
         let plot = plotPath.map { _ in AnalyzePlotRecorder(rows: pipeline.engine.table.rows) }
         let buffer = PixelBuffer()
+        let progress = RunProgress(command: "analyze", quiet: quiet)
+        progress.begin(file, expectedFrames: source.expectedFrameCount)
+        var lastFrame = -1
         try pipeline.run(source, buffer: buffer) { info, face in
+            // The closing call (a face that had just gone) repeats the last frame: its events count, not it.
+            if info.index != lastFrame {
+                progress.frame(face: face != nil, events: 0)
+                lastFrame = info.index
+            }
+            progress.frame(events: pipeline.engine.events.filter(\.isOccurrence).count)
             plot?.add(time: info.time, coefficients: pipeline.engine.faceInFrame ? pipeline.engine.coefficients : nil,
                       events: pipeline.engine.events)
             if withCoefficients, let line = pipeline.coefficientsLine(info: info) { try out.write(try encoder.line(line)) }
@@ -69,6 +80,7 @@ enum AnalyzeCommand {
         }
         try out.flush()
         if let plot, let plotPath { try plot.plot(title: file).write(to: plotPath) }
+        progress.finish(extra: plotPath.map { "plot written to \($0)" })
         return .ok
     }
 

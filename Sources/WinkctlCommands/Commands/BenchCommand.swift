@@ -33,6 +33,8 @@ enum BenchCommand {
                 OptionSpec("--seconds", .text("S"), "how long --daemon measures, 1...3600", default: "20"),
                 OptionSpec("--model-cache", .directory("DIR"), "the model cache directory", default: "$XDG_CACHE_HOME/winkd"),
                 OptionSpec("--no-model-cache", "load the model with dlib's own loader"),
+                OptionSpec("--json", "print one JSON document (BenchCommand.Report) instead of the text report"),
+                OptionSpec("--quiet", "no progress line and no closing summary on stderr"),
             ] + CommonOptions.specs),
         run: run)
 
@@ -64,6 +66,8 @@ enum BenchCommand {
         }
         let cacheDirectory = try args.option("--model-cache")
         let noCache = args.flag("--no-model-cache")
+        let json = args.flag("--json")
+        let quiet = args.flag("--quiet")
         guard let file = args.positional() else { throw UsageError("bench: which file? \(command.usage)") }
         try args.finish()
 
@@ -75,8 +79,13 @@ enum BenchCommand {
         if let daemon {
             let report = try runDaemon(daemon, file: file, clients: clientCount, seconds: Double(seconds),
                                        config: options.configPath, model: options.modelPath)
-            print("bench \(file) through \(daemon), paced in real time, looped:")
-            print(format(report, clients: clientCount, seconds: Double(seconds)), terminator: "")
+            if json {
+                try printJSON(Report(file: file, build: BenchReport.build, daemon: DaemonJSON(report, clients: clientCount,
+                                                                                              seconds: Double(seconds))))
+            } else {
+                print("bench \(file) through \(daemon), paced in real time, looped:")
+                print(format(report, clients: clientCount, seconds: Double(seconds)), terminator: "")
+            }
             return .ok
         }
 
@@ -85,45 +94,135 @@ enum BenchCommand {
         let (predictor, outcome) = try ShapePredictor.load(path: options.modelPath, cache: cache)
         let loadSeconds = Double(SystemClock().nanoseconds() - loadStart) / 1e9
         let pipeline = FramePipeline(configuration: options.configuration, predictor: predictor)
-        print(String(format: "model load: %.3f s (%@)", loadSeconds, describe(outcome)))
+        var report = Report(file: file, build: BenchReport.build)
+        report.modelLoadSeconds = loadSeconds
+        report.modelCache = describe(outcome)
+        let say: (String) -> Void = { if !json { print($0) } }
+        say(String(format: "model load: %.3f s (%@)", loadSeconds, describe(outcome)))
+        let progress = RunProgress(command: "bench", quiet: quiet || json)
 
         // Rounds: ours then the reference's, one after the other, so both meet the same machine load.
         var ratios: [(total: Double, process: Double)] = []
         for round in 1...rounds {
             let run = try measure(pipeline: pipeline, file: file, repeats: repeats, clients: clientCount,
-                                  eventNames: [EventName.faceFound, EventName.faceLost] + options.configuration.analyzers.map(\.event))
-            if rounds > 1 { print("round \(round):") }
-            print(run.text, terminator: "")
+                                  eventNames: [EventName.faceFound, EventName.faceLost] + options.configuration.analyzers.map(\.event),
+                                  progress: progress)
+            progress.clear()
+            if rounds > 1 { say("round \(round):") }
+            if !json { print(run.text, terminator: "") }
+            var round = run.json
             if let reference {
                 let ref = try runReference(reference, file: file, repeats: repeats, modelPath: options.modelPath)
-                print("reference: \(ref.line)")
+                say("reference: \(ref.line)")
                 if let refTotal = ref.fpsTotal, let refProcess = ref.fpsProcess {
                     ratios.append((run.fpsTotal / refTotal, run.fpsProcess / refProcess))
-                    print(String(format: "ratio winkd/dlib_ref: decode+process %.2f, process only %.2f",
-                                 run.fpsTotal / refTotal, run.fpsProcess / refProcess))
+                    round.reference = Ratio(total: refTotal, process: refProcess)
+                    round.ratio = Ratio(total: run.fpsTotal / refTotal, process: run.fpsProcess / refProcess)
+                    say(String(format: "ratio winkd/dlib_ref: decode+process %.2f, process only %.2f",
+                               run.fpsTotal / refTotal, run.fpsProcess / refProcess))
                 }
             }
+            report.rounds.append(round)
         }
         if ratios.count > 1 {
             func median(_ values: [Double]) -> Double {
                 let v = values.sorted()
                 return v.count % 2 == 1 ? v[v.count / 2] : (v[v.count / 2 - 1] + v[v.count / 2]) / 2
             }
-            print(String(format: "median ratio over %d rounds: decode+process %.2f (%.2f-%.2f), process only %.2f (%.2f-%.2f)",
-                         ratios.count, median(ratios.map(\.total)), ratios.map(\.total).min()!, ratios.map(\.total).max()!,
-                         median(ratios.map(\.process)), ratios.map(\.process).min()!, ratios.map(\.process).max()!))
+            report.medianRatio = Ratio(total: median(ratios.map(\.total)), process: median(ratios.map(\.process)))
+            say(String(format: "median ratio over %d rounds: decode+process %.2f (%.2f-%.2f), process only %.2f (%.2f-%.2f)",
+                       ratios.count, median(ratios.map(\.total)), ratios.map(\.total).min()!, ratios.map(\.total).max()!,
+                       median(ratios.map(\.process)), ratios.map(\.process).min()!, ratios.map(\.process).max()!))
         }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
-        print(String(format: "peak RSS: %.1f MB", Double(usage.ru_maxrss) / 1024))
+        report.peakRssMB = Double(usage.ru_maxrss) / 1024
+        say(String(format: "peak RSS: %.1f MB", Double(usage.ru_maxrss) / 1024))
+        if json { try printJSON(report) }
+        progress.finish()
         return .ok
     }
 
+    /// `bench --json`'s document: the file and build, then either the in-process rounds (model load, each
+    /// round's figures, the reference's and the ratios) or `daemon` (with `--daemon`). Rates in frames per
+    /// second, times in milliseconds unless named seconds, memory in MB.
+    struct Report: Encodable {
+        var file: String
+        var build: String
+        var modelLoadSeconds: Double?
+        var modelCache: String?
+        var rounds: [RoundJSON] = []
+        var medianRatio: Ratio?
+        var peakRssMB: Double?
+        var daemon: DaemonJSON?
+    }
+
+    /// Decode+process and process-only figures (frames per second, or ours over the reference's).
+    struct Ratio: Encodable {
+        var total: Double
+        var process: Double
+    }
+
+    /// One round of `bench --json`.
+    struct RoundJSON: Encodable {
+        struct Stage: Encodable { var name: String; var meanMs: Double; var p99Ms: Double }
+        var frames: Int
+        var repeats: Int
+        var clients: Int
+        var fps: Ratio
+        var stages: [Stage]
+        var detectionsPer100Frames: Double
+        var linesPublished: Int
+        var receivedPerClient: [Int]
+        var reference: Ratio?
+        var ratio: Ratio?
+    }
+
+    /// `bench --daemon --json`: start-up, latency percentiles, CPU and memory of the daemon process.
+    struct DaemonJSON: Encodable {
+        var clients: Int
+        var seconds: Double
+        var acceptMs: Double
+        var firstLineMs: Double
+        var framesPerSecond: Double
+        var latencyLines: Int
+        var latencyP50Ms: Double
+        var latencyP99Ms: Double
+        var latencyMaxMs: Double
+        var cpuPercent: Double
+        var peakRssMB: Double
+        var rssMB: Double
+        var linesPerClient: [Int]
+
+        init(_ r: DaemonReport, clients: Int, seconds: Double) {
+            var latency = r.latency
+            self.clients = clients
+            self.seconds = seconds
+            acceptMs = r.acceptMs
+            firstLineMs = r.firstLineMs
+            framesPerSecond = r.framesPerSecond
+            latencyLines = latency.count
+            latencyP50Ms = latency.percentile(50)
+            latencyP99Ms = latency.percentile(99)
+            latencyMaxMs = latency.maximum
+            cpuPercent = r.cpuPercent
+            peakRssMB = r.peakRssMB
+            rssMB = r.rssMB
+            linesPerClient = r.delivered
+        }
+    }
+
+    static func printJSON(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
     /// One timed run of `repeats` passes over `file` through `pipeline`, publishing to `clients` readers.
-    struct Run { var text: String; var fpsTotal: Double; var fpsProcess: Double }
+    struct Run { var text: String; var fpsTotal: Double; var fpsProcess: Double; var json: RoundJSON }
 
     static func measure(pipeline: FramePipeline, file: String, repeats: Int, clients clientCount: Int,
-                        eventNames: [String]) throws -> Run {
+                        eventNames: [String], progress: RunProgress? = nil) throws -> Run {
         // The fan-out: an in-process server on a temporary socket with N reading clients.
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -137,8 +236,9 @@ enum BenchCommand {
         var frames = 0
         var lines = 0
         let detectionsBefore = pipeline.tracker.detections
-        for _ in 0..<repeats {
+        for pass in 0..<repeats {
             let source = try openMediaFile(path: file)
+            progress?.begin("\(file) pass \(pass + 1)/\(repeats)", expectedFrames: source.expectedFrameCount)
             let buffer = PixelBuffer()
             pipeline.tracker.reset()
             while true {
@@ -169,6 +269,7 @@ enum BenchCommand {
                 stages.expressions.add(Double(t3 - t2) / 1e6)
                 stages.socket.add(Double(t4 - t3) / 1e6)
                 frames += 1
+                progress?.frame(face: face != nil, events: pipeline.engine.events.filter(\.isOccurrence).count)
             }
         }
         let detections = pipeline.tracker.detections - detectionsBefore
@@ -182,15 +283,21 @@ enum BenchCommand {
         var text = BenchReport(file: file, frames: frames, repeats: repeats, clients: clientCount).header
         text += String(format: "fps: decode+process %.1f, process only %.1f\n", fpsTotal, fpsProcess)
         text += "stage            mean ms   p99 ms\n"
+        var stageFigures: [RoundJSON.Stage] = []
         for (name, var s) in [("decode", stages.decode), ("tracking", stages.tracking), ("  detection", stages.detection),
                               ("  landmarks", stages.landmarks), ("  eye/pose", stages.measures),
                               ("expressions", stages.expressions), ("encode+socket", stages.socket)] {
             text += name.padding(toLength: 14, withPad: " ", startingAt: 0)
                 + String(format: " %9.3f %8.3f\n", s.mean, s.percentile(99))
+            stageFigures.append(.init(name: name.trimmingCharacters(in: .whitespaces), meanMs: s.mean, p99Ms: s.percentile(99)))
         }
-        text += String(format: "detections per 100 frames: %.1f\n", Double(detections) * 100 / Double(max(1, frames)))
+        let perHundred = Double(detections) * 100 / Double(max(1, frames))
+        text += String(format: "detections per 100 frames: %.1f\n", perHundred)
         text += "lines published: \(lines); received per client: \(delivered.map(String.init).joined(separator: ","))\n"
-        return Run(text: text, fpsTotal: fpsTotal, fpsProcess: fpsProcess)
+        let json = RoundJSON(frames: frames, repeats: repeats, clients: clientCount,
+                             fps: Ratio(total: fpsTotal, process: fpsProcess), stages: stageFigures,
+                             detectionsPer100Frames: perHundred, linesPublished: lines, receivedPerClient: delivered)
+        return Run(text: text, fpsTotal: fpsTotal, fpsProcess: fpsProcess, json: json)
     }
 
     /// A fresh private directory for a bench socket (mkdtemp(3) under /tmp); the caller removes it.
@@ -264,12 +371,16 @@ enum BenchCommand {
 /// The first lines of the bench output.
 struct BenchReport {
     var file: String, frames: Int, repeats: Int, clients: Int
-    var header: String {
+    /// "debug" or "release": how this winkctl was built (a debug build's figures mean nothing).
+    static var build: String {
         #if DEBUG
-        let build = "debug"
+        return "debug"
         #else
-        let build = "release"
+        return "release"
         #endif
+    }
+    var header: String {
+        let build = Self.build
         return "bench \(file): \(frames) frames (\(repeats) passes), \(clients) client(s), \(build) build\n"
     }
 }

@@ -23,6 +23,7 @@ enum EvaluateCommand {
                 OptionSpec("--verbose", "also print each missed label and false positive"),
                 OptionSpec("--json", "print one JSON document instead of the text report"),
                 OptionSpec("--events-from", .directory("DIR"), "score DIR/CLIP.ndjson (another detector's event lines) instead of running the pipeline"),
+                OptionSpec("--quiet", "no progress line and no closing summary on stderr"),
             ]),
         run: run)
 
@@ -68,6 +69,7 @@ enum EvaluateCommand {
         let verbose = args.flag("--verbose")
         let json = args.flag("--json")
         let eventsFrom = try args.option("--events-from")
+        let quiet = args.flag("--quiet")
         var inputs: [String] = []
         while let f = args.positional() { inputs.append(f) }
         try args.finish()
@@ -75,23 +77,37 @@ enum EvaluateCommand {
         let files = try labelsFiles(inputs)
 
         var clips: [ClipResult] = []
+        let progress = RunProgress(command: "evaluate", quiet: quiet)
         for file in files {
             let labels = try ClipLabels.load(path: file)
             let events: [ExpressionEvent]
             if let eventsFrom {
                 events = try recordedEvents(URL(fileURLWithPath: eventsFrom).appendingPathComponent(clipName(file) + ".ndjson").path)
+                progress.frame(events: events.filter(\.isOccurrence).count)
             } else {
                 var configuration = options.configuration
                 if labels.mirrored { configuration.mirrored = true }
                 var clipOptions = CommonOptions(configuration: configuration, modelPath: options.modelPath)
                 clipOptions.eyeModelPath = options.eyeModelPath
                 let pipeline = try clipOptions.makePipeline()
-                events = try pipeline.events(of: try openMediaFile(path: labels.video))
+                let source = try openMediaFile(path: labels.video)
+                progress.begin(labels.video, expectedFrames: source.expectedFrameCount)
+                var all: [ExpressionEvent] = [], lastFrame = -1
+                try pipeline.run(source) { info, face in
+                    if info.index != lastFrame {
+                        progress.frame(face: face != nil, events: 0)
+                        lastFrame = info.index
+                    }
+                    progress.frame(events: pipeline.engine.events.filter(\.isOccurrence).count)
+                    all += pipeline.engine.events
+                }
+                events = all
             }
             let result = score(events: events, labels: labels)
             let clip = ClipResult(labels: file, video: labels.video, score: result)
             clips.append(clip)
             if !json {
+                progress.clear()
                 let t = result.total
                 print("\(file): tp=\(t.truePositives) fp=\(t.falsePositives) missed=\(t.misses) f1=\(format(t.f1))")
                 if verbose || t.f1 < 1 { for line in result.findings { print("  \(line)") } }
@@ -120,6 +136,7 @@ enum EvaluateCommand {
             print("false winks: \(falseWinks.count)" + (falseWinks.isEmpty ? "" : " (" + falseWinks.joined(separator: ", ") + ")"))
             print(row("total", total))
         }
+        progress.finish(extra: "\(files.count) clip\(files.count == 1 ? "" : "s"), total F1 \(format(total.f1))")
         if let minF1, total.f1 < minF1 {
             printError("winkctl: total F1 \(format(total.f1)) is below --min-f1 \(minF1)")
             return .failure
