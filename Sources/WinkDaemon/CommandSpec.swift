@@ -70,6 +70,15 @@ public struct OptionSpec: Sendable, Equatable {
     }
 }
 
+extension OptionSpec {
+    /// `--socket PATH` of the commands that are clients of winkd's socket (`events`, `input`, `status`).
+    public static let clientSocket = OptionSpec(
+        "--socket", .file("PATH"), "winkd's event socket",
+        default: "$WINK_SOCKET, else $XDG_RUNTIME_DIR/winkd/events.sock, else /run/winkd/events.sock")
+    /// `--quiet` of the long offline runs (`analyze`, `evaluate`, `bench`).
+    public static let quiet = OptionSpec("--quiet", "no progress line and no closing summary on stderr")
+}
+
 /// A program (`winkd`) or subcommand (`winkctl analyze`): its operands, options and one-line summary.
 public struct CommandSpec: Sendable {
     /// `winkd`, or the subcommand's name (`analyze`).

@@ -67,12 +67,16 @@ public struct CommonOptions {
     public static let specs: [OptionSpec] = [
         OptionSpec("--config", .file("FILE"), "configuration file (JSON: the analyzer table, thresholds, camera, overlay)",
                    default: "winkd: $XDG_CONFIG_HOME/winkd/config.json, else /etc/winkd/config.json, when present; winkctl: built-in defaults"),
-        OptionSpec("--model", .file("FILE"), "dlib 68-point shape predictor",
-                   default: "$WINK_MODEL, else \(ShapePredictor.debianModelPath)"),
+        modelSpec,
         OptionSpec("--mirrored", "the source is a mirror image (a selfie view); left and right stay the person's own"),
         OptionSpec("--profile", .file("FILE"), "calibration profile (winkctl calibrate); replaces the configuration's",
                    default: "the configuration's profile, else profile.json beside a default config.json"),
     ]
+
+    /// `--model FILE`: the dlib 68-point shape predictor (also `winkctl overlay`'s).
+    public static let modelSpec = OptionSpec(
+        "--model", .file("FILE"), "dlib 68-point shape predictor",
+        default: "$WINK_MODEL, else \(ShapePredictor.debianModelPath)")
 
     /// `--eye-model FILE`, for the commands that build a pipeline themselves (`makePipeline`).
     public static let eyeModelSpec = OptionSpec(

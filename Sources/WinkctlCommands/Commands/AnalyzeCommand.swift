@@ -26,7 +26,7 @@ enum AnalyzeCommand {
                 OptionSpec("--scale", .text("S"), "scale the frames by S, 0.05...4", default: "1"),
                 OptionSpec("--gain", .text("G"), "multiply brightness by G, 0...4", default: "1"),
                 OptionSpec("--noise", .text("SIGMA"), "add Gaussian sensor noise of SIGMA grey levels, 0...64", default: "0"),
-                OptionSpec("--quiet", "no progress line and no closing summary on stderr"),
+                .quiet,
             ]),
         run: run)
 

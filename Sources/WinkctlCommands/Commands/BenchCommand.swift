@@ -34,7 +34,7 @@ enum BenchCommand {
                 OptionSpec("--model-cache", .directory("DIR"), "the model cache directory", default: "$XDG_CACHE_HOME/winkd"),
                 OptionSpec("--no-model-cache", "load the model with dlib's own loader"),
                 OptionSpec("--json", "print one JSON document (BenchCommand.Report) instead of the text report"),
-                OptionSpec("--quiet", "no progress line and no closing summary on stderr"),
+                .quiet,
             ] + CommonOptions.specs),
         run: run)
 

@@ -23,7 +23,7 @@ enum EvaluateCommand {
                 OptionSpec("--verbose", "also print each missed label and false positive"),
                 OptionSpec("--json", "print one JSON document instead of the text report"),
                 OptionSpec("--events-from", .directory("DIR"), "score DIR/CLIP.ndjson (another detector's event lines) instead of running the pipeline"),
-                OptionSpec("--quiet", "no progress line and no closing summary on stderr"),
+                .quiet,
             ]),
         run: run)
 

@@ -19,7 +19,7 @@ enum EventsCommand {
             name: "events",
             summary: "print winkd's lines (NDJSON, from hello on) as they come",
             options: [
-                OptionSpec("--socket", .file("PATH"), "winkd's event socket", default: "$WINK_SOCKET, else $XDG_RUNTIME_DIR/winkd/events.sock, else /run/winkd/events.sock"),
+                .clientSocket,
                 OptionSpec("--events", .text("NAME,..."), "subscribe to these events only", default: "every event"),
                 OptionSpec("--coefficients", "also subscribe to the coefficient lines"),
                 OptionSpec("--count", .text("N"), "end after N event lines"),

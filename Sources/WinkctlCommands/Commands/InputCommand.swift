@@ -16,7 +16,7 @@ enum InputCommand {
             summary: "turn face gestures into keys and buttons through a virtual uinput device",
             options: [
                 OptionSpec("--map", .file("FILE"), "the input map (JSON: event -> key or button, press or hold); required"),
-                OptionSpec("--socket", .file("PATH"), "winkd's event socket", default: "$WINK_SOCKET, else $XDG_RUNTIME_DIR/winkd/events.sock, else /run/winkd/events.sock"),
+                .clientSocket,
                 OptionSpec("--dry-run", "print the key actions instead of injecting them (no uinput needed)"),
                 OptionSpec("--once", "end when the connection ends instead of reconnecting"),
             ]),

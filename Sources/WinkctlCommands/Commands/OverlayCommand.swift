@@ -17,7 +17,7 @@ enum OverlayCommand {
             options: [
                 OptionSpec("--layout", .file("FILE"), "the overlay layout (JSON: layers per face feature); required"),
                 OptionSpec("--output", aliases: ["-o"], .file("OUTPUT"), "where to write the result (.png, .jpg, or a video: .mp4, .avi, .mkv); required"),
-                OptionSpec("--model", .file("FILE"), "dlib 68-point shape predictor", default: "$WINK_MODEL, else /usr/share/dlib/shape_predictor_68_face_landmarks.dat"),
+                CommonOptions.modelSpec,
                 OptionSpec("--mirrored", "the input is a mirror image (a selfie view)"),
                 OptionSpec("--benchmark", "time the renderer alone (three layers on 640x480) instead; no INPUT"),
                 OptionSpec("--frames", .text("N"), "frames for --benchmark, 10...1000000", default: "2000"),

@@ -14,7 +14,7 @@ enum StatusCommand {
             name: "status",
             summary: "ask the running winkd for its state: source, state, clients, frames per second",
             options: [
-                OptionSpec("--socket", .file("PATH"), "winkd's event socket", default: "$WINK_SOCKET, else $XDG_RUNTIME_DIR/winkd/events.sock, else /run/winkd/events.sock"),
+                .clientSocket,
                 OptionSpec("--json", "print the daemon's status line as received"),
             ]),
         run: run)
