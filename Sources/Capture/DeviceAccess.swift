@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a "permission denied" line about a V4L2 device names: who this process is (uid, groups), who owns
@@ -33,13 +34,14 @@ public struct DeviceAccess: Sendable, Equatable {
         }
         /// `crw-rw----`.
         public var modeString: String {
-            let type: Character = switch mode & UInt32(S_IFMT) {
-            case UInt32(S_IFCHR): "c"
-            case UInt32(S_IFBLK): "b"
-            case UInt32(S_IFDIR): "d"
-            case UInt32(S_IFLNK): "l"
-            default: "-"
-            }
+            let type: Character =
+                switch mode & UInt32(S_IFMT) {
+                case UInt32(S_IFCHR): "c"
+                case UInt32(S_IFBLK): "b"
+                case UInt32(S_IFDIR): "d"
+                case UInt32(S_IFLNK): "l"
+                default: "-"
+                }
             var text = String(type)
             for shift in [6, 3, 0] {
                 let bits = (mode >> UInt32(shift)) & 7
@@ -67,9 +69,12 @@ public struct DeviceAccess: Sendable, Equatable {
     }
 
     /// The facts for this process and the device at `path` (following symlinks, as open does).
-    public static func current(path: String,
-                               environment: [String: String] = ProcessInfo.processInfo.environment) -> DeviceAccess {
-        let uid = geteuid(), gid = getegid()
+    public static func current(
+        path: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> DeviceAccess {
+        let uid = geteuid()
+        let gid = getegid()
         var ids = [gid]
         let count = getgroups(0, nil)
         if count > 0 {
@@ -80,12 +85,14 @@ public struct DeviceAccess: Sendable, Equatable {
         var node: Node?
         var st = stat()
         if stat(path, &st) == 0 {
-            node = Node(owner: ID(st.st_uid, userName(st.st_uid)), group: ID(st.st_gid, groupName(st.st_gid)),
-                        mode: st.st_mode)
+            node = Node(
+                owner: ID(st.st_uid, userName(st.st_uid)), group: ID(st.st_gid, groupName(st.st_gid)),
+                mode: st.st_mode)
         }
         let systemd = [environment["INVOCATION_ID"], environment["NOTIFY_SOCKET"]].contains { !($0 ?? "").isEmpty }
-        return DeviceAccess(user: ID(uid, userName(uid)), groups: ids.map { ID($0, groupName($0)) }, node: node,
-                            underSystemd: systemd)
+        return DeviceAccess(
+            user: ID(uid, userName(uid)), groups: ids.map { ID($0, groupName($0)) }, node: node,
+            underSystemd: systemd)
     }
 
     /// The reason for a `CaptureError`: who asked, what the device allows, and what to do.
@@ -97,7 +104,8 @@ public struct DeviceAccess: Sendable, Equatable {
             text += "; the device cannot be examined either"
             return text + systemdAdvice(serviceGroup: serviceGroup)
         }
-        text += "; the device is \(node.modeString) \(node.owner.nameOrID):\(node.group.nameOrID) "
+        text +=
+            "; the device is \(node.modeString) \(node.owner.nameOrID):\(node.group.nameOrID) "
             + "(uid \(node.owner.id), gid \(node.group.id))"
         let inGroup = groups.contains { $0.id == node.group.id }
         let groupMay = node.mode & 0o060 == 0o060
@@ -107,9 +115,13 @@ public struct DeviceAccess: Sendable, Equatable {
             text += ", which allows this process, so something else denies it"
             text += underSystemd ? "" : " (an ACL, a security module, or a container's device filter)"
         } else if groupMay {
-            text += "; add \(who) to group '\(node.group.nameOrID)' (sudo usermod -aG \(node.group.nameOrID) \(who)), then log in again"
+            text +=
+                "; add \(who) to group '\(node.group.nameOrID)' (sudo usermod -aG \(node.group.nameOrID) \(who)), "
+                + "then log in again"
         } else {
-            text += "; its group may not read and write it: a udev rule should give it group '\(serviceGroup)' and mode 0660"
+            text +=
+                "; its group may not read and write it: a udev rule should give it group '\(serviceGroup)' and mode "
+                + "0660"
         }
         return text + systemdAdvice(serviceGroup: serviceGroup)
     }

@@ -1,5 +1,5 @@
-import Foundation
 import CWinkMedia
+import Foundation
 import WinkCore
 
 /// A geometric and photometric change applied to every frame of another source: for deriving test
@@ -19,8 +19,10 @@ public struct FrameTransform: Sendable, Equatable {
     public var noise: Double = 0
     public var seed: UInt64 = 1
 
-    public init(degrees: Double = 0, scale: Double = 1, flip: Bool = false, resizeFrame: Bool = true,
-                gain: Double = 1, noise: Double = 0, seed: UInt64 = 1) {
+    public init(
+        degrees: Double = 0, scale: Double = 1, flip: Bool = false, resizeFrame: Bool = true,
+        gain: Double = 1, noise: Double = 0, seed: UInt64 = 1
+    ) {
         self.degrees = degrees
         self.scale = scale
         self.flip = flip
@@ -56,11 +58,14 @@ public final class TransformedSource: FrameSource {
         let w = transform.resizeFrame ? max(8, Int((Double(input.width) * transform.scale).rounded())) : input.width
         let h = transform.resizeFrame ? max(8, Int((Double(input.height) * transform.scale).rounded())) : input.height
         buffer.resize(width: w, height: h)
-        let status = wm_warp_gray(input.gray, Int32(input.width), Int32(input.height), transform.degrees,
-                                  transform.scale, transform.flip ? 1 : 0, buffer.gray, Int32(w), Int32(h))
+        let status = wm_warp_gray(
+            input.gray, Int32(input.width), Int32(input.height), transform.degrees,
+            transform.scale, transform.flip ? 1 : 0, buffer.gray, Int32(w), Int32(h))
         guard status == WM_OK else { throw CaptureError(.internal, subject: name, reason: "frame transform failed") }
         if transform.gain != 1 {
-            for i in 0..<(w * h) { buffer.gray[i] = UInt8(max(0, min(255, (Double(buffer.gray[i]) * transform.gain).rounded()))) }
+            for i in 0..<(w * h) {
+                buffer.gray[i] = UInt8(max(0, min(255, (Double(buffer.gray[i]) * transform.gain).rounded())))
+            }
         }
         noise.apply(buffer)
         return info
@@ -97,7 +102,8 @@ public final class RepeatedFrameSource: FrameSource {
         buffer.copy(from: first)
         noise.apply(buffer)
         defer { index += 1 }
-        return FrameInfo(index: index, time: Double(index) / rate, monotonicNanoseconds: UInt64(Double(index) / rate * 1e9))
+        return FrameInfo(
+            index: index, time: Double(index) / rate, monotonicNanoseconds: UInt64(Double(index) / rate * 1e9))
     }
 
     public func close() {}
@@ -127,7 +133,8 @@ final class SensorNoise {
             rng ^= rng >> 27
             return Double((rng &* 0x2545_F491_4F6C_DD1D) >> 11) / Double(1 << 53) + 1e-12
         }
-        let u = uniform(), v = uniform()
+        let u = uniform()
+        let v = uniform()
         return (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
     }
 }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import WinkCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A live V4L2 camera read through libv4l2 with mmap streaming I/O.
 ///
@@ -36,8 +37,10 @@ public final class V4L2Camera: FrameSource {
         /// How many mmap buffers to request (default 4; the driver may grant more or fewer).
         public var bufferCount: Int
 
-        public init(width: Int? = nil, height: Int? = nil, maximumWidth: Int = 640, maximumHeight: Int = 480,
-                    framesPerSecond: Double = 30, timeout: Double = 2, bufferCount: Int = 4) {
+        public init(
+            width: Int? = nil, height: Int? = nil, maximumWidth: Int = 640, maximumHeight: Int = 480,
+            framesPerSecond: Double = 30, timeout: Double = 2, bufferCount: Int = 4
+        ) {
             self.width = width
             self.height = height
             self.maximumWidth = maximumWidth
@@ -87,8 +90,10 @@ public final class V4L2Camera: FrameSource {
     ///   without permission, `.busy` (69) when another program streams from it, `.unsupported` (69) for a
     ///   node that is not a streaming capture device or offers no usable format, `.disconnected` (69) on
     ///   `ENODEV`/`EIO`, `.system` (69) for any other failure.
-    public init(path: String, settings: Settings = Settings(), wantsColor: Bool = false,
-                syscalls: any V4L2Syscalls = LibV4L2Syscalls(), clock: any MonotonicClock = SystemClock()) throws {
+    public init(
+        path: String, settings: Settings = Settings(), wantsColor: Bool = false,
+        syscalls: any V4L2Syscalls = LibV4L2Syscalls(), clock: any MonotonicClock = SystemClock()
+    ) throws {
         name = path
         self.settings = settings
         self.syscalls = syscalls
@@ -108,13 +113,15 @@ public final class V4L2Camera: FrameSource {
             let caps = capability.nodeCapabilities
             guard caps.contains(.videoCapture) else {
                 syscalls.close(fd)
-                throw CaptureError(.unsupported, subject: path,
-                                   reason: "not a video capture device (\(capability.card), a metadata or output node?)")
+                throw CaptureError(
+                    .unsupported, subject: path,
+                    reason: "not a video capture device (\(capability.card), a metadata or output node?)")
             }
             guard caps.contains(.streaming) else {
                 syscalls.close(fd)
-                throw CaptureError(.unsupported, subject: path,
-                                   reason: "\(capability.card) does not support streaming I/O")
+                throw CaptureError(
+                    .unsupported, subject: path,
+                    reason: "\(capability.card) does not support streaming I/O")
             }
             offers = try V4L2FormatOffer.enumerate(fd, syscalls: syscalls)
         } catch let error as Errno {
@@ -122,7 +129,8 @@ public final class V4L2Camera: FrameSource {
             if error.code == ENOTTY || error.code == EINVAL {
                 throw CaptureError(.unsupported, subject: path, reason: "not a V4L2 device")
             }
-            throw Self.error(error, path: path, during: "VIDIOC_QUERYCAP/VIDIOC_ENUM_FMT", access: syscalls.deviceAccess)
+            throw Self.error(
+                error, path: path, during: "VIDIOC_QUERYCAP/VIDIOC_ENUM_FMT", access: syscalls.deviceAccess)
         }
         let native = offers.filter { !$0.format.isEmulated }
         guard !native.isEmpty else {
@@ -157,9 +165,10 @@ public final class V4L2Camera: FrameSource {
         }
         guard granted.pixelFormat == wanted, granted.width > 0, granted.height > 0 else {
             let offered = offers.filter { !$0.format.isEmulated }.map(\.format.pixelFormat.fourCC)
-            throw CaptureError(.unsupported, subject: name,
-                               reason: "libv4l2 cannot deliver \(wanted) from \(offered.joined(separator: ", "))"
-                                   + " (got \(granted.pixelFormat))")
+            throw CaptureError(
+                .unsupported, subject: name,
+                reason: "libv4l2 cannot deliver \(wanted) from \(offered.joined(separator: ", "))"
+                    + " (got \(granted.pixelFormat))")
         }
         format = granted
         self.color = color
@@ -196,7 +205,7 @@ public final class V4L2Camera: FrameSource {
         do {
             let got = try retryingOnInterrupt { () throws(Errno) in try syscalls.setFrameInterval(fd, wanted) }
             return got.numerator > 0 && got.denominator > 0 ? got.framesPerSecond : nil
-        } catch where error.code == EINVAL || error.code == ENOTTY {
+        } catch  where error.code == EINVAL || error.code == ENOTTY {
             return nil
         } catch {
             throw Self.error(error, path: name, during: "VIDIOC_S_PARM", access: syscalls.deviceAccess)
@@ -261,15 +270,17 @@ public final class V4L2Camera: FrameSource {
             try startStreaming(color: buffer.wantsColor)
         }
         let deadline = clock.nanoseconds() + UInt64(max(0, settings.timeout) * 1e9)
-        let timedOut = CaptureError(.timeout, subject: name,
-                                    reason: "no frame within \(settings.timeout) s (\(capability.card))")
+        let timedOut = CaptureError(
+            .timeout, subject: name,
+            reason: "no frame within \(settings.timeout) s (\(capability.card))")
         var first = true
         while true {
             let now = clock.nanoseconds()
             // Spurious wake-ups (poll ready, DQBUF EAGAIN) must not outlast the deadline.
             if !first && now >= deadline { throw timedOut }
             first = false
-            let remaining = deadline > now ? Int32(min(Double(Int32.max), Double(deadline - now) / 1e6).rounded(.up)) : 0
+            let remaining =
+                deadline > now ? Int32(min(Double(Int32.max), Double(deadline - now) / 1e6).rounded(.up)) : 0
             let ready = try ioctl("poll") { () throws(Errno) in
                 try syscalls.poll(fd, timeoutMilliseconds: remaining)
             }
@@ -300,7 +311,7 @@ public final class V4L2Camera: FrameSource {
         }
         let mapping = mappings[dequeued.index]
         guard !dequeued.flags.contains(.error), dequeued.bytesUsed > 0, dequeued.bytesUsed >= needed,
-              mapping.length >= needed
+            mapping.length >= needed
         else {
             corruptFramesDropped += 1
             return nil
@@ -320,7 +331,8 @@ public final class V4L2Camera: FrameSource {
 
     /// Copies the plane: grey rows for `GREY`/`YUV420` (the Y plane comes first), or BGR rows plus BT.601 luma.
     private func copy(from source: UnsafeRawPointer, stride: Int, into buffer: PixelBuffer) {
-        let width = format.width, height = format.height
+        let width = format.width
+        let height = format.height
         buffer.resize(width: width, height: height)
         let bytes = source.assumingMemoryBound(to: UInt8.self)
         if !color {
@@ -335,7 +347,9 @@ public final class V4L2Camera: FrameSource {
             let grey = buffer.gray + row * width
             for x in 0..<width {
                 // BT.601 luma in 8-bit fixed point: 0.114 B + 0.587 G + 0.299 R, weights x 256 = 29, 150, 77.
-                let b = UInt32(line[3 * x]), g = UInt32(line[3 * x + 1]), r = UInt32(line[3 * x + 2])
+                let b = UInt32(line[3 * x])
+                let g = UInt32(line[3 * x + 1])
+                let r = UInt32(line[3 * x + 2])
                 grey[x] = UInt8((29 * b + 150 * g + 77 * r + 128) >> 8)
             }
         }
@@ -352,15 +366,19 @@ public final class V4L2Camera: FrameSource {
     /// `.unreadable`, `EBUSY` -> `.busy`, `ENODEV`/`ENXIO`/`EIO` -> `.disconnected`, others -> `.system`.
     /// - Parameter access: what explains a permission error (`DeviceAccess.explanation`): the process's
     ///   uid and groups, the device's owner, group and mode, systemd's device filter; read only then.
-    static func error(_ error: Errno, path: String, during operation: String,
-                      access: ((String) -> DeviceAccess)? = nil) -> CaptureError {
+    static func error(
+        _ error: Errno, path: String, during operation: String,
+        access: ((String) -> DeviceAccess)? = nil
+    ) -> CaptureError {
         switch error.code {
         case ENOENT: CaptureError(.missing, subject: path, reason: "no such device")
         case EACCES, EPERM:
-            CaptureError(.unreadable, subject: path,
-                         reason: (access ?? { DeviceAccess.current(path: $0) })(path).explanation())
+            CaptureError(
+                .unreadable, subject: path,
+                reason: (access ?? { DeviceAccess.current(path: $0) })(path).explanation())
         case EBUSY: CaptureError(.busy, subject: path, reason: "camera is in use by another program (\(operation))")
-        case ENODEV, ENXIO, EIO: CaptureError(.disconnected, subject: path, reason: "camera disconnected (\(operation): \(error))")
+        case ENODEV, ENXIO, EIO:
+            CaptureError(.disconnected, subject: path, reason: "camera disconnected (\(operation): \(error))")
         default: CaptureError(.system(errno: error.code), subject: path, reason: "\(operation) failed: \(error)")
         }
     }

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import WinkCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A V4L2 video capture node and what it offers.
 public struct V4L2DeviceDescription: Hashable, Sendable {
@@ -48,8 +49,10 @@ public enum V4L2Discovery {
     ///   - includeFormats: also enumerate formats, sizes and frame intervals of each device.
     /// - Returns: the devices, and one `CaptureError` for each node that could not be examined. A node
     ///   busy streaming elsewhere can still be queried, so it is listed.
-    public static func captureDevices(devDirectory: String = "/dev", includeFormats: Bool = true,
-                                      syscalls: any V4L2Syscalls = LibV4L2Syscalls()) -> V4L2DeviceList {
+    public static func captureDevices(
+        devDirectory: String = "/dev", includeFormats: Bool = true,
+        syscalls: any V4L2Syscalls = LibV4L2Syscalls()
+    ) -> V4L2DeviceList {
         let stable = stableNames(devDirectory: devDirectory)
         var list = V4L2DeviceList(devices: [], problems: [])
         for node in videoNodes(devDirectory: devDirectory) {
@@ -65,10 +68,13 @@ public enum V4L2Discovery {
                 let capability = try retryingOnInterrupt { () throws(Errno) in try syscalls.queryCapability(fd) }
                 guard capability.nodeCapabilities.contains(.videoCapture) else { continue }
                 let formats = includeFormats ? try V4L2FormatOffer.enumerate(fd, syscalls: syscalls) : []
-                list.devices.append(V4L2DeviceDescription(path: node, stableName: stable[canonicalPath(node) ?? node],
-                                                          capability: capability, formats: formats))
+                list.devices.append(
+                    V4L2DeviceDescription(
+                        path: node, stableName: stable[canonicalPath(node) ?? node],
+                        capability: capability, formats: formats))
             } catch {
-                list.problems.append(V4L2Camera.error(error, path: node, during: "VIDIOC_QUERYCAP", access: syscalls.deviceAccess))
+                list.problems.append(
+                    V4L2Camera.error(error, path: node, during: "VIDIOC_QUERYCAP", access: syscalls.deviceAccess))
             }
         }
         return list
@@ -78,13 +84,16 @@ public enum V4L2Discovery {
     /// when it has one.
     /// - Throws: `CaptureError` `.noDevice` (exit 69) when there is no capture device; when nodes exist but
     ///   none could be examined, the first node's error instead (e.g. `.unreadable`, permission denied).
-    public static func defaultDevice(devDirectory: String = "/dev",
-                                     syscalls: any V4L2Syscalls = LibV4L2Syscalls()) throws -> String {
+    public static func defaultDevice(
+        devDirectory: String = "/dev",
+        syscalls: any V4L2Syscalls = LibV4L2Syscalls()
+    ) throws -> String {
         let list = captureDevices(devDirectory: devDirectory, includeFormats: false, syscalls: syscalls)
         if let first = list.devices.first { return first.preferredName }
         if let problem = list.problems.first { throw problem }
-        throw CaptureError(.noDevice, subject: "\(devDirectory)/video*",
-                           reason: "no V4L2 capture device found (is a camera plugged in?)")
+        throw CaptureError(
+            .noDevice, subject: "\(devDirectory)/video*",
+            reason: "no V4L2 capture device found (is a camera plugged in?)")
     }
 
     /// The device node a name currently resolves to (`/dev/v4l/by-id/...` -> `/dev/videoN`, following

@@ -1,8 +1,9 @@
 import CLinux
-#if canImport(Glibc)
-import Glibc
-#endif
 import WinkCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The few system calls a V4L2 output device needs, so `V4L2Output` can run against a fake.
 ///
@@ -60,9 +61,10 @@ public final class KernelV4L2OutputSyscalls: V4L2OutputSyscalls, @unchecked Send
         f.fmt.pix.sizeimage = UInt32(format.sizeImage)
         f.fmt.pix.colorspace = V4L2_COLORSPACE_SRGB.rawValue
         if CLinux_v4l2_ioctl(fd, CLinux_VIDIOC_S_FMT, &f) < 0 { throw Errno(code: errno) }
-        return V4L2ImageFormat(pixelFormat: PixelFormat(rawValue: f.fmt.pix.pixelformat),
-                               width: Int(f.fmt.pix.width), height: Int(f.fmt.pix.height),
-                               bytesPerLine: Int(f.fmt.pix.bytesperline), sizeImage: Int(f.fmt.pix.sizeimage))
+        return V4L2ImageFormat(
+            pixelFormat: PixelFormat(rawValue: f.fmt.pix.pixelformat),
+            width: Int(f.fmt.pix.width), height: Int(f.fmt.pix.height),
+            bytesPerLine: Int(f.fmt.pix.bytesperline), sizeImage: Int(f.fmt.pix.sizeimage))
     }
 
     public func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
@@ -101,8 +103,10 @@ public final class V4L2Output {
     /// - Throws: `CaptureError`: `.missing` (66) when `path` does not exist, `.unreadable` (66) without
     ///   permission, `.unsupported` (69) when it is not a video output device or accepts neither YUYV nor
     ///   BGR24 at that size, `.busy`/`.disconnected`/`.system` (69) for other failures.
-    public init(path: String, width: Int, height: Int,
-                syscalls: any V4L2OutputSyscalls = KernelV4L2OutputSyscalls()) throws {
+    public init(
+        path: String, width: Int, height: Int,
+        syscalls: any V4L2OutputSyscalls = KernelV4L2OutputSyscalls()
+    ) throws {
         precondition(width > 0 && height > 0, "frame size must be positive")
         self.path = path
         self.syscalls = syscalls
@@ -119,8 +123,9 @@ public final class V4L2Output {
         do {
             let capability = try retryingOnInterrupt { () throws(Errno) in try syscalls.queryCapability(fd) }
             guard capability.nodeCapabilities.contains(.videoOutput) else {
-                throw CaptureError(.unsupported, subject: path,
-                                   reason: "not a video output device (\(capability.card); is it a v4l2loopback node?)")
+                throw CaptureError(
+                    .unsupported, subject: path,
+                    reason: "not a video output device (\(capability.card); is it a v4l2loopback node?)")
             }
             format = try Self.negotiate(fd, width: width, height: height, syscalls: syscalls, path: path)
         } catch let error as Errno {
@@ -128,7 +133,8 @@ public final class V4L2Output {
             if error.code == ENOTTY || error.code == EINVAL {
                 throw CaptureError(.unsupported, subject: path, reason: "not a V4L2 device")
             }
-            throw V4L2Camera.error(error, path: path, during: "VIDIOC_QUERYCAP/VIDIOC_S_FMT", access: syscalls.deviceAccess)
+            throw V4L2Camera.error(
+                error, path: path, during: "VIDIOC_QUERYCAP/VIDIOC_S_FMT", access: syscalls.deviceAccess)
         } catch {
             close()
             throw error
@@ -140,13 +146,17 @@ public final class V4L2Output {
         scratch.deallocate()
     }
 
-    private static func negotiate(_ fd: Int32, width: Int, height: Int, syscalls: any V4L2OutputSyscalls,
-                                  path: String) throws -> V4L2ImageFormat {
+    private static func negotiate(
+        _ fd: Int32, width: Int, height: Int, syscalls: any V4L2OutputSyscalls,
+        path: String
+    ) throws -> V4L2ImageFormat {
         let candidates: [(PixelFormat, Int)] = [(.yuyv, 2), (.bgr24, 3)]
         for candidate in candidates {
-            let pixelFormat = candidate.0, bytesPerPixel = candidate.1
-            let wanted = V4L2ImageFormat(pixelFormat: pixelFormat, width: width, height: height,
-                                         bytesPerLine: width * bytesPerPixel, sizeImage: width * height * bytesPerPixel)
+            let pixelFormat = candidate.0
+            let bytesPerPixel = candidate.1
+            let wanted = V4L2ImageFormat(
+                pixelFormat: pixelFormat, width: width, height: height,
+                bytesPerLine: width * bytesPerPixel, sizeImage: width * height * bytesPerPixel)
             let answer = Result { () throws(Errno) -> V4L2ImageFormat in
                 try retryingOnInterrupt { () throws(Errno) in try syscalls.setOutputFormat(fd, wanted) }
             }
@@ -173,8 +183,9 @@ public final class V4L2Output {
     public func write(_ buffer: PixelBuffer) throws {
         guard fd >= 0 else { throw CaptureError(.disconnected, subject: path, reason: "output device closed") }
         guard buffer.wantsColor, buffer.width == format.width, buffer.height == format.height else {
-            throw CaptureError(.unsupported, subject: path,
-                               reason: "frame \(buffer.width)x\(buffer.height) does not match \(format.width)x\(format.height)")
+            throw CaptureError(
+                .unsupported, subject: path,
+                reason: "frame \(buffer.width)x\(buffer.height) does not match \(format.width)x\(format.height)")
         }
         let size = format.sizeImage
         if scratchCapacity < size {
@@ -186,15 +197,16 @@ public final class V4L2Output {
             Self.convertToYUYV(buffer, into: scratch, bytesPerLine: format.bytesPerLine)
         } else {
             for row in 0..<format.height {
-                (scratch + row * format.bytesPerLine).update(from: buffer.bgr + row * format.width * 3,
-                                                            count: format.width * 3)
+                (scratch + row * format.bytesPerLine).update(
+                    from: buffer.bgr + row * format.width * 3,
+                    count: format.width * 3)
             }
         }
         let bytes = UnsafeRawBufferPointer(start: scratch, count: size)
         do {
             let n = try retryingOnInterrupt { () throws(Errno) in try syscalls.write(fd, bytes) }
             if n == size { framesWritten += 1 } else { framesSkipped += 1 }
-        } catch where error.code == EAGAIN {
+        } catch  where error.code == EAGAIN {
             framesSkipped += 1
         } catch {
             throw V4L2Camera.error(error, path: path, during: "write", access: syscalls.deviceAccess)
@@ -210,8 +222,12 @@ public final class V4L2Output {
             var x = 0
             while x < width {
                 let x1 = min(x + 1, width - 1)
-                let b0 = Int32(source[3 * x]), g0 = Int32(source[3 * x + 1]), r0 = Int32(source[3 * x + 2])
-                let b1 = Int32(source[3 * x1]), g1 = Int32(source[3 * x1 + 1]), r1 = Int32(source[3 * x1 + 2])
+                let b0 = Int32(source[3 * x])
+                let g0 = Int32(source[3 * x + 1])
+                let r0 = Int32(source[3 * x + 2])
+                let b1 = Int32(source[3 * x1])
+                let g1 = Int32(source[3 * x1 + 1])
+                let r1 = Int32(source[3 * x1 + 2])
                 let y0: Int32 = luma(r0, g0, b0)
                 let y1: Int32 = luma(r1, g1, b1)
                 let r: Int32 = (r0 + r1) / 2

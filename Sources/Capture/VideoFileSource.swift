@@ -5,7 +5,8 @@ import WinkCore
 /// same BGR frames), any container and codec FFmpeg decodes, display rotation applied.
 ///
 /// Frame times come from the container (each frame's presentation timestamp), so variable-frame-rate files
-/// keep their real timing; `time` is relative to the first frame, in seconds. `monotonicNanoseconds` is read from `clock` when
+/// keep their real timing; `time` is relative to the first frame, in seconds. `monotonicNanoseconds` is read from
+/// `clock` when
 /// the frame is decoded (the daemon's pacer overrides it with the release time). Not thread-safe.
 public final class VideoFileSource: FrameSource {
     public let name: String
@@ -32,7 +33,8 @@ public final class VideoFileSource: FrameSource {
             throw CaptureError(Self.code(status), subject: path, reason: String(cString: message))
         }
         video = handle
-        var w: Int32 = 0, h: Int32 = 0
+        var w: Int32 = 0
+        var h: Int32 = 0
         var fps: Double = 0
         wm_video_info(handle, &w, &h, &fps)
         width = Int(w)
@@ -105,7 +107,8 @@ public final class StillImageSource: FrameSource {
     public init(path: String, clock: any MonotonicClock = SystemClock()) throws {
         name = path
         self.clock = clock
-        var w: Int32 = 0, h: Int32 = 0
+        var w: Int32 = 0
+        var h: Int32 = 0
         var message = [CChar](repeating: 0, count: 256)
         let status = wm_image_probe(path, &w, &h, &message, message.count)
         guard status == WM_OK else {
@@ -118,8 +121,9 @@ public final class StillImageSource: FrameSource {
     public func read(into buffer: PixelBuffer) throws -> FrameInfo? {
         guard !delivered else { return nil }
         buffer.resize(width: width, height: height)
-        let status = wm_image_read(name, Int32(width), Int32(height), buffer.gray,
-                                   buffer.wantsColor ? buffer.bgr : nil)
+        let status = wm_image_read(
+            name, Int32(width), Int32(height), buffer.gray,
+            buffer.wantsColor ? buffer.bgr : nil)
         guard status == WM_OK else {
             throw CaptureError(.notMedia, subject: name, reason: "image could no longer be decoded")
         }

@@ -1,7 +1,8 @@
 import Foundation
 import WinkCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The client side of the event socket, for `winkctl events` and tests: connects, reads the `hello`,
@@ -49,7 +50,8 @@ public final class EventClient {
         self.path = path
         self.syscalls = syscalls
         guard path.utf8.count <= EventSocketPath.maximumLength else {
-            throw EventServerError(.pathTooLong, subject: path, reason: "socket path longer than \(EventSocketPath.maximumLength) bytes")
+            throw EventServerError(
+                .pathTooLong, subject: path, reason: "socket path longer than \(EventSocketPath.maximumLength) bytes")
         }
         do {
             fd = try syscalls.connect(path: path)
@@ -57,7 +59,8 @@ public final class EventClient {
             switch error.code {
             case ECONNREFUSED, ENOTSOCK, ENOENT, ENOTDIR:
                 if let kind = Self.kind(of: path, syscalls: syscalls) {
-                    throw EventServerError(.noDaemon, subject: path, reason: "not a socket (\(kind)); give winkd's socket path")
+                    throw EventServerError(
+                        .noDaemon, subject: path, reason: "not a socket (\(kind)); give winkd's socket path")
                 }
                 throw EventServerError(.noDaemon, subject: path, reason: "no winkd listening (is it running?)")
             default:
@@ -68,17 +71,20 @@ public final class EventClient {
         var splitter = LineSplitter(maximumLineBytes: 1 << 20)
         var early: [String] = []
         do {
-            greeting = try Self.readLine(fd: fd, syscalls: syscalls, splitter: &splitter, queue: &early,
-                                     deadline: monotonicSeconds() + timeout, eof: &atEOF)
+            greeting = try Self.readLine(
+                fd: fd, syscalls: syscalls, splitter: &splitter, queue: &early,
+                deadline: monotonicSeconds() + timeout, eof: &atEOF)
         } catch {
             syscalls.close(fd)
             throw error
         }
         guard let greeting, let decoded = try? JSONDecoder().decode(HelloLine.self, from: Data(greeting.utf8)),
-              decoded.type == "hello", decoded.protocol == "winkd" else {
+            decoded.type == "hello", decoded.protocol == "winkd"
+        else {
             syscalls.close(fd)
-            throw EventServerError(.protocolViolation, subject: path,
-                                   reason: greeting == nil ? "no hello from the server" : "not a winkd hello: \(greeting!.prefix(80))")
+            throw EventServerError(
+                .protocolViolation, subject: path,
+                reason: greeting == nil ? "no hello from the server" : "not a winkd hello: \(greeting!.prefix(80))")
         }
         helloLine = greeting
         hello = decoded
@@ -128,7 +134,8 @@ public final class EventClient {
         var answer: StatusLine?
         let line = try awaitReply(to: "status", timeout: timeout, keepOthers: true) { type, line in
             guard type == "status", let decoded = try? JSONDecoder().decode(StatusLine.self, from: Data(line.utf8)),
-                  decoded.id == 1 else { return false }
+                decoded.id == 1
+            else { return false }
             answer = decoded
             return true
         }
@@ -138,8 +145,10 @@ public final class EventClient {
     /// Reads until the reply to a request: a line `isReply` accepts, or an `error` line (thrown as
     /// `.rejected`). Lines before it are kept for `nextLine`, except event and coefficient lines unless
     /// `keepOthers`. Returns the reply line.
-    private func awaitReply(to request: String, timeout: Double, keepOthers: Bool = false,
-                            isReply: (String?, String) -> Bool) throws -> String {
+    private func awaitReply(
+        to request: String, timeout: Double, keepOthers: Bool = false,
+        isReply: (String?, String) -> Bool
+    ) throws -> String {
         let deadline = monotonicSeconds() + timeout
         var kept: [String] = []
         while true {
@@ -147,8 +156,11 @@ public final class EventClient {
             if !ready.isEmpty {
                 line = ready.removeFirst()
             } else {
-                guard let next = try Self.readLine(fd: fd, syscalls: syscalls, splitter: &splitter, queue: &ready,
-                                                   deadline: deadline, eof: &atEOF) else {
+                guard
+                    let next = try Self.readLine(
+                        fd: fd, syscalls: syscalls, splitter: &splitter, queue: &ready,
+                        deadline: deadline, eof: &atEOF)
+                else {
                     throw EventServerError(.protocolViolation, subject: path, reason: "no reply to \(request)")
                 }
                 line = next
@@ -183,7 +195,9 @@ public final class EventClient {
             var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
             _ = try? syscalls.poll(&fds, timeoutMilliseconds: 1000)
             do {
-                offset += try bytes.withUnsafeBytes { try syscalls.send(fd, UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+                offset += try bytes.withUnsafeBytes {
+                    try syscalls.send(fd, UnsafeRawBufferPointer(rebasing: $0[offset...]))
+                }
             } catch let error as Errno {
                 throw EventServerError(.system(errno: error.code), subject: path, reason: "cannot send: \(error)")
             }
@@ -203,8 +217,9 @@ public final class EventClient {
         } else if atEOF || fd < 0 {
             line = nil
         } else {
-            line = try Self.readLine(fd: fd, syscalls: syscalls, splitter: &splitter, queue: &ready,
-                                     deadline: timeout.map { monotonicSeconds() + $0 }, eof: &atEOF)
+            line = try Self.readLine(
+                fd: fd, syscalls: syscalls, splitter: &splitter, queue: &ready,
+                deadline: timeout.map { monotonicSeconds() + $0 }, eof: &atEOF)
         }
         if let line, line.contains("\"bye\""), Self.type(of: line) == "bye" { sawBye = true }
         return line
@@ -218,8 +233,10 @@ public final class EventClient {
 
     /// Reads until one line is complete (extra lines go to `queue`); nil at EOF (setting `eof`) or at the
     /// deadline.
-    private static func readLine(fd: Int32, syscalls: any SocketSyscalls, splitter: inout LineSplitter, queue: inout [String],
-                                 deadline: Double?, eof: inout Bool) throws -> String? {
+    private static func readLine(
+        fd: Int32, syscalls: any SocketSyscalls, splitter: inout LineSplitter, queue: inout [String],
+        deadline: Double?, eof: inout Bool
+    ) throws -> String? {
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
             if !queue.isEmpty { return queue.removeFirst() }
@@ -258,7 +275,8 @@ public final class EventClient {
                 switch item {
                 case .line(let bytes): queue.append(String(decoding: bytes, as: UTF8.self))
                 case .tooLong:
-                    throw EventServerError(.protocolViolation, subject: "socket", reason: "the server sent a line over 1 MiB")
+                    throw EventServerError(
+                        .protocolViolation, subject: "socket", reason: "the server sent a line over 1 MiB")
                 }
             }
         }

@@ -1,21 +1,27 @@
 import Foundation
 import WinkCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension EventServer {
     /// Creates the listening socket at `path` (see `init(path:eventNames:options:log:)` for the rules).
     /// - Returns: the fd and the (st_dev, st_ino) of the socket file.
     static func bindListening(path: String, options: Options, syscalls: any SocketSyscalls)
-        throws -> (Int32, (dev: UInt64, ino: UInt64)) {
+        throws -> (Int32, (dev: UInt64, ino: UInt64))
+    {
         let length = path.utf8.count
         guard length > 0 else {
             throw EventServerError(.system(errno: EINVAL), subject: path, reason: "empty socket path")
         }
         guard length <= EventSocketPath.maximumLength else {
-            throw EventServerError(.pathTooLong, subject: path,
-                                   reason: "socket path is \(length) bytes; a Unix socket address holds at most \(EventSocketPath.maximumLength)")
+            throw EventServerError(
+                .pathTooLong, subject: path,
+                reason:
+                    "socket path is \(length) bytes; a Unix socket address holds at most "
+                    + "\(EventSocketPath.maximumLength)"
+            )
         }
         func fail(_ error: Errno, _ what: String) -> EventServerError {
             EventServerError(.system(errno: error.code), subject: path, reason: "\(what): \(error)")
@@ -23,15 +29,17 @@ extension EventServer {
         // A permission problem is the directory's: name it, and who asked.
         let directory = parentDirectory(of: path)
         func denied(_ error: Errno, _ what: String) -> EventServerError {
-            EventServerError(.system(errno: error.code), subject: directory,
-                             reason: "\(what) as \(describeUser(geteuid())): \(error)")
+            EventServerError(
+                .system(errno: error.code), subject: directory,
+                reason: "\(what) as \(describeUser(geteuid())): \(error)")
         }
         do {
             try makeParentDirectories(of: path, mode: directoryMode(forSocketMode: options.mode), syscalls: syscalls)
         } catch let error as DirectoryError {
-            throw EventServerError(.system(errno: error.errno.code), subject: error.directory,
-                                   reason: "cannot create the socket's directory as \(describeUser(geteuid())): "
-                                       + "\(error.errno)")
+            throw EventServerError(
+                .system(errno: error.errno.code), subject: error.directory,
+                reason: "cannot create the socket's directory as \(describeUser(geteuid())): "
+                    + "\(error.errno)")
         }
         do {
             try checkDirectory(directory, syscalls: syscalls)
@@ -42,7 +50,8 @@ extension EventServer {
         do {
             if let st = try syscalls.lstat(path) {
                 guard st.st_mode & S_IFMT == S_IFSOCK else {
-                    throw EventServerError(.notASocket, subject: path, reason: "exists and is not a socket; refusing to replace it")
+                    throw EventServerError(
+                        .notASocket, subject: path, reason: "exists and is not a socket; refusing to replace it")
                 }
                 do {
                     let fd = try syscalls.connect(path: path)
@@ -55,14 +64,17 @@ extension EventServer {
                     case ENOENT:
                         break
                     case EAGAIN:
-                        throw EventServerError(.inUse, subject: path, reason: "another winkd is listening (backlog full)")
+                        throw EventServerError(
+                            .inUse, subject: path, reason: "another winkd is listening (backlog full)")
                     default:
                         throw fail(error, "cannot check the existing socket")
                     }
                 }
             }
         } catch let error as Errno {
-            if error.code == EACCES || error.code == EPERM { throw denied(error, "cannot search the socket's directory") }
+            if error.code == EACCES || error.code == EPERM {
+                throw denied(error, "cannot search the socket's directory")
+            }
             throw fail(error, "cannot inspect the existing socket")
         }
 
@@ -73,12 +85,15 @@ extension EventServer {
             if error.code == EADDRINUSE {
                 throw EventServerError(.inUse, subject: path, reason: "another winkd is listening")
             }
-            if error.code == EACCES || error.code == EPERM { throw denied(error, "cannot create the socket in its directory") }
+            if error.code == EACCES || error.code == EPERM {
+                throw denied(error, "cannot create the socket in its directory")
+            }
             throw fail(error, "cannot bind")
         }
         guard let st = try? syscalls.lstat(path) else {
             syscalls.close(fd)
-            throw EventServerError(.system(errno: ENOENT), subject: path, reason: "socket file vanished right after bind")
+            throw EventServerError(
+                .system(errno: ENOENT), subject: path, reason: "socket file vanished right after bind")
         }
         return (fd, (UInt64(st.st_dev), UInt64(st.st_ino)))
     }
@@ -139,18 +154,20 @@ extension EventServer {
         guard let own = try syscalls.lstat(directory) else { throw Errno(code: ENOENT) }
         if own.st_mode & S_IFMT == S_IFLNK {
             let target = (try? syscalls.realpath(directory)) ?? "?"
-            throw EventServerError(.unsafeDirectory, subject: directory,
-                                   reason: "the socket's directory is a symbolic link (to \(target)), which could be "
-                                       + "pointed elsewhere; use the real directory in the socket path, or \(advice)")
+            throw EventServerError(
+                .unsafeDirectory, subject: directory,
+                reason: "the socket's directory is a symbolic link (to \(target)), which could be "
+                    + "pointed elsewhere; use the real directory in the socket path, or \(advice)")
         }
         let absolute = directory.hasPrefix("/") ? directory : FileManager.default.currentDirectoryPath + "/" + directory
         var prefix = ""
         for component in absolute.split(separator: "/") where component != "." {
             prefix += "/" + component
             if let st = try syscalls.lstat(prefix), st.st_mode & S_IFMT == S_IFLNK, !trusted(st.st_uid) {
-                throw EventServerError(.unsafeDirectory, subject: directory,
-                                       reason: "the socket's directory is reached through the symbolic link \(prefix), "
-                                           + "owned by \(describeUser(st.st_uid)), who could point it elsewhere; \(advice)")
+                throw EventServerError(
+                    .unsafeDirectory, subject: directory,
+                    reason: "the socket's directory is reached through the symbolic link \(prefix), "
+                        + "owned by \(describeUser(st.st_uid)), who could point it elsewhere; \(advice)")
             }
         }
         let real = try syscalls.realpath(directory)
@@ -162,16 +179,19 @@ extension EventServer {
             let octal = String(st.st_mode & 0o7777, radix: 8)
             let mode = String(repeating: "0", count: max(0, 4 - octal.count)) + octal
             if !trusted(st.st_uid) {
-                throw EventServerError(.unsafeDirectory, subject: shown,
-                                       reason: "the socket's directory\(shown == real ? "" : " lies in this one, which") is owned by "
-                                           + "\(describeUser(st.st_uid)), not by this user (\(describeUser(me)))\(me == 0 ? "" : " or root"), "
-                                           + "who could replace the socket; \(advice)")
+                throw EventServerError(
+                    .unsafeDirectory, subject: shown,
+                    reason: "the socket's directory\(shown == real ? "" : " lies in this one, which") is owned by "
+                        + "\(describeUser(st.st_uid)), not by this user (\(describeUser(me)))"
+                        + "\(me == 0 ? "" : " or root"), "
+                        + "who could replace the socket; \(advice)")
             }
             if st.st_mode & 0o002 != 0 && st.st_mode & S_ISVTX == 0 {
-                throw EventServerError(.unsafeDirectory, subject: shown,
-                                       reason: "the socket's directory\(shown == real ? "" : " lies in this one, which") is "
-                                           + "writable by everyone without the sticky bit (mode \(mode)), so any user "
-                                           + "could replace the socket; chmod o-w \(shown) (or chmod +t), or \(advice)")
+                throw EventServerError(
+                    .unsafeDirectory, subject: shown,
+                    reason: "the socket's directory\(shown == real ? "" : " lies in this one, which") is "
+                        + "writable by everyone without the sticky bit (mode \(mode)), so any user "
+                        + "could replace the socket; chmod o-w \(shown) (or chmod +t), or \(advice)")
             }
         }
     }
@@ -204,14 +224,17 @@ public enum SocketActivation {
     /// - Throws: `EventServerError` `.notASocket` when descriptors were passed but none is a listening Unix
     ///   stream socket (a unit file mistake, e.g. `ListenDatagram=`), `.system(errno: EINVAL)` when the
     ///   variables are malformed.
-    public static func listeningSocket(environment: [String: String] = ProcessInfo.processInfo.environment,
-                                       processID: Int32 = getpid(),
-                                       firstDescriptor: Int32 = SocketActivation.firstDescriptor,
-                                       syscalls: any SocketSyscalls = LinuxSocketSyscalls()) throws -> Int32? {
+    public static func listeningSocket(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        processID: Int32 = getpid(),
+        firstDescriptor: Int32 = SocketActivation.firstDescriptor,
+        syscalls: any SocketSyscalls = LinuxSocketSyscalls()
+    ) throws -> Int32? {
         guard let pidText = environment["LISTEN_PID"], let countText = environment["LISTEN_FDS"] else { return nil }
         guard let pid = Int32(pidText), let count = Int32(countText), count >= 0, count < 4096 else {
-            throw EventServerError(.system(errno: EINVAL), subject: "LISTEN_FDS",
-                                   reason: "malformed LISTEN_PID='\(pidText)' LISTEN_FDS='\(countText)'")
+            throw EventServerError(
+                .system(errno: EINVAL), subject: "LISTEN_FDS",
+                reason: "malformed LISTEN_PID='\(pidText)' LISTEN_FDS='\(countText)'")
         }
         guard pid == processID, count > 0 else { return nil }
         var found: Int32?
@@ -222,8 +245,9 @@ public enum SocketActivation {
             }
         }
         guard let found else {
-            throw EventServerError(.notASocket, subject: "fd \(firstDescriptor)",
-                                   reason: "systemd passed \(count) descriptor(s) but none is a listening Unix stream socket")
+            throw EventServerError(
+                .notASocket, subject: "fd \(firstDescriptor)",
+                reason: "systemd passed \(count) descriptor(s) but none is a listening Unix stream socket")
         }
         return found
     }

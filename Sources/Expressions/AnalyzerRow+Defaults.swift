@@ -15,28 +15,35 @@ extension AnalyzerRow {
     ///   closure counts twice against the wink, so lids lowered unevenly, while looking down or smirking,
     ///   are not a wink); cancelled while the other eye is closing too (`blink`/`eyesClosed` pending or
     ///   active) and for 0.5 s after (the eyes of a long blink may reopen one after the other).
-    /// - `smile`: mean of both smile coefficients, held 0.15 s (a smile flickering across speech is not one). `mouthOpen`: the jaw dropped (nose-chin distance, not the
+    /// - `smile`: mean of both smile coefficients, held 0.15 s (a smile flickering across speech is not one).
+    /// `mouthOpen`: the jaw dropped (nose-chin distance, not the
     ///   lip gap, so a toothy smile does not count) for at least 0.25 s, so speech does not trigger it.
     public static let defaultTable: [AnalyzerRow] = {
         func f(_ s: String) -> Formula {
             do { return try Formula(parsing: s) } catch { fatalError("default formula '\(s)': \(error)") }
         }
         return [
-            AnalyzerRow(event: EventName.blink, kind: .oneShot, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
-                        enter: 0.8, exit: 0.65, minDuration: 0.03, maxDuration: 0.5, cooldown: 0.05, gate: .eyes,
-                        releaseDelay: 0),
-            AnalyzerRow(event: EventName.eyesClosed, kind: .held, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
-                        enter: 0.8, exit: 0.65, minDuration: 0.5, gate: .eyes, releaseDelay: 0),
-            AnalyzerRow(event: EventName.winkLeft, kind: .held, value: f("min(eyeBlinkLeft, 1 - 2 * eyeBlinkRight)"),
-                        enter: 0.5, exit: 0.35, minDuration: 0.25, cooldown: 0.5,
-                        suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.06),
-            AnalyzerRow(event: EventName.winkRight, kind: .held, value: f("min(eyeBlinkRight, 1 - 2 * eyeBlinkLeft)"),
-                        enter: 0.5, exit: 0.35, minDuration: 0.25, cooldown: 0.5,
-                        suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.06),
-            AnalyzerRow(event: EventName.smile, kind: .held, value: f("(mouthSmileLeft + mouthSmileRight) / 2"),
-                        enter: 0.5, exit: 0.3, minDuration: 0.15, cooldown: 0.5, gate: .mouth, releaseDelay: 0.1),
-            AnalyzerRow(event: EventName.mouthOpen, kind: .held, value: f("jawOpen"),
-                        enter: 0.5, exit: 0.3, minDuration: 0.25, cooldown: 0.2, gate: .mouth, releaseDelay: 0.1),
+            AnalyzerRow(
+                event: EventName.blink, kind: .oneShot, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
+                enter: 0.8, exit: 0.65, minDuration: 0.03, maxDuration: 0.5, cooldown: 0.05, gate: .eyes,
+                releaseDelay: 0),
+            AnalyzerRow(
+                event: EventName.eyesClosed, kind: .held, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
+                enter: 0.8, exit: 0.65, minDuration: 0.5, gate: .eyes, releaseDelay: 0),
+            AnalyzerRow(
+                event: EventName.winkLeft, kind: .held, value: f("min(eyeBlinkLeft, 1 - 2 * eyeBlinkRight)"),
+                enter: 0.5, exit: 0.35, minDuration: 0.25, cooldown: 0.5,
+                suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.06),
+            AnalyzerRow(
+                event: EventName.winkRight, kind: .held, value: f("min(eyeBlinkRight, 1 - 2 * eyeBlinkLeft)"),
+                enter: 0.5, exit: 0.35, minDuration: 0.25, cooldown: 0.5,
+                suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.06),
+            AnalyzerRow(
+                event: EventName.smile, kind: .held, value: f("(mouthSmileLeft + mouthSmileRight) / 2"),
+                enter: 0.5, exit: 0.3, minDuration: 0.15, cooldown: 0.5, gate: .mouth, releaseDelay: 0.1),
+            AnalyzerRow(
+                event: EventName.mouthOpen, kind: .held, value: f("jawOpen"),
+                enter: 0.5, exit: 0.3, minDuration: 0.25, cooldown: 0.2, gate: .mouth, releaseDelay: 0.1),
         ]
     }()
 }

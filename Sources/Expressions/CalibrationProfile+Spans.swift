@@ -61,7 +61,8 @@ extension CalibrationProfile {
     /// aspect-ratio change is relative: (neutral - closed) / neutral, as `CoefficientModel` uses it.
     public func spanDerivations() -> [SpanDerivation] {
         let n = neutral
-        var eyeAspect: [(Step, Float)] = [], closedRise: [(Step, Float)] = []
+        var eyeAspect: [(Step, Float)] = []
+        var closedRise: [(Step, Float)] = []
         func eye(_ step: Step, _ ear: KeyPath<FaceMeasures, Float>, _ closed: KeyPath<FaceMeasures, Float>) {
             guard let m = expressions[step] else { return }
             eyeAspect.append((step, (n[keyPath: ear] - m[keyPath: ear]) / max(n[keyPath: ear], 1e-3)))
@@ -79,7 +80,9 @@ extension CalibrationProfile {
             .eyeClosedSpan: closedRise,
             .jawSpan: one(.mouthOpen) { $0.jawDrop - n.jawDrop },
             .smileWidthSpan: one(.smile) { $0.mouthWidth - n.mouthWidth },
-            .smileLiftSpan: one(.smile) { ($0.cornerLiftLeft - n.cornerLiftLeft + $0.cornerLiftRight - n.cornerLiftRight) / 2 },
+            .smileLiftSpan: one(.smile) {
+                ($0.cornerLiftLeft - n.cornerLiftLeft + $0.cornerLiftRight - n.cornerLiftRight) / 2
+            },
             .browRaiseSpan: one(.browsUp) { $0.innerBrowHeight - n.innerBrowHeight },
         ]
         return Span.allCases.map { span in

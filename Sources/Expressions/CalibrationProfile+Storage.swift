@@ -33,14 +33,18 @@ extension CalibrationProfile {
         guard let data = FileManager.default.contents(atPath: path) else {
             var isDirectory: ObjCBool = false
             let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-            let reason = !exists ? "no such calibration profile (record one with winkctl calibrate)"
-                : isDirectory.boolValue ? "is a directory, not a calibration profile" : "cannot read the calibration profile"
+            let reason =
+                !exists
+                ? "no such calibration profile (record one with winkctl calibrate)"
+                : isDirectory.boolValue
+                    ? "is a directory, not a calibration profile" : "cannot read the calibration profile"
             throw CalibrationProfileError(.missing, subject: path, reason: reason)
         }
         do {
             return try decode(data)
         } catch {
-            throw CalibrationProfileError(.corrupt, subject: path, reason: "not a valid calibration profile: \(describe(error))")
+            throw CalibrationProfileError(
+                .corrupt, subject: path, reason: "not a valid calibration profile: \(describe(error))")
         }
     }
 
@@ -86,7 +90,8 @@ extension CalibrationProfile {
             return "\(path(ctx.codingPath + [key]))required"
         case DecodingError.dataCorrupted(let ctx):
             let underlying = (ctx.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            return "\(path(ctx.codingPath))\(underlying ?? ctx.debugDescription)".replacingOccurrences(of: "\n", with: " ")
+            return "\(path(ctx.codingPath))\(underlying ?? ctx.debugDescription)".replacingOccurrences(
+                of: "\n", with: " ")
         default:
             return "\(error)".replacingOccurrences(of: "\n", with: " ")
         }

@@ -49,8 +49,10 @@ public struct CalibrationProfile: Sendable, Equatable {
     /// The recording the profile was made from (a device or file path), for people reading the file.
     public var source: String?
 
-    public init(neutral: FaceMeasures, expressions: [Step: FaceMeasures] = [:], reach: Float = 0.9,
-                source: String? = nil) {
+    public init(
+        neutral: FaceMeasures, expressions: [Step: FaceMeasures] = [:], reach: Float = 0.9,
+        source: String? = nil
+    ) {
         version = Self.formatVersion
         self.neutral = neutral
         self.expressions = expressions.filter { $0.key != .neutral }
@@ -73,18 +75,21 @@ extension CalibrationProfile: Codable {
         guard version == Self.formatVersion else {
             throw DecodingError.dataCorruptedError(
                 forKey: .version, in: c,
-                debugDescription: "version \(version) is not supported (this winkctl reads version \(Self.formatVersion))")
+                debugDescription:
+                    "version \(version) is not supported (this winkctl reads version \(Self.formatVersion))")
         }
         neutral = try c.decode(FaceMeasures.self, forKey: .neutral)
         expressions = try c.decodeIfPresent([Step: FaceMeasures].self, forKey: .expressions) ?? [:]
         if expressions[.neutral] != nil {
-            throw DecodingError.dataCorruptedError(forKey: .expressions, in: c,
-                                                   debugDescription: "'neutral' belongs in the top-level 'neutral' key")
+            throw DecodingError.dataCorruptedError(
+                forKey: .expressions, in: c,
+                debugDescription: "'neutral' belongs in the top-level 'neutral' key")
         }
         reach = try c.decodeIfPresent(Float.self, forKey: .reach) ?? 0.9
         guard reach > 0 && reach <= 1 else {
-            throw DecodingError.dataCorruptedError(forKey: .reach, in: c,
-                                                   debugDescription: "expected a number in (0, 1], got \(reach)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .reach, in: c,
+                debugDescription: "expected a number in (0, 1], got \(reach)")
         }
         source = try c.decodeIfPresent(String.self, forKey: .source)
     }

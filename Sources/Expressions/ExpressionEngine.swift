@@ -25,10 +25,12 @@ public struct QualityGate: Sendable, Equatable, Codable {
     /// The gates open for `o`.
     public func gates(for o: FaceObservation) -> AnalyzerTable.Gates {
         let q = o.quality
-        let ok = abs(o.pose.pitch) <= maximumPitch
+        let ok =
+            abs(o.pose.pitch) <= maximumPitch
             && q.interocularPixels >= minimumInterocular && q.medianBrightness >= minimumBrightness
             && q.visibleFraction >= minimumVisible
-        return AnalyzerTable.Gates(eyes: ok && abs(o.pose.yaw) <= maximumEyeYaw, mouth: ok && abs(o.pose.yaw) <= maximumYaw)
+        return AnalyzerTable.Gates(
+            eyes: ok && abs(o.pose.yaw) <= maximumEyeYaw, mouth: ok && abs(o.pose.yaw) <= maximumYaw)
     }
 }
 
@@ -58,8 +60,10 @@ public final class ExpressionEngine {
     /// The first of the skipped (dark or blank) frames since the face was last seen, if any.
     private var hiddenSince: FrameInfo?
 
-    public init(rows: [AnalyzerRow], model: CoefficientModel = CoefficientModel(), gate: QualityGate = QualityGate(),
-                calibration: Calibration = Calibration()) {
+    public init(
+        rows: [AnalyzerRow], model: CoefficientModel = CoefficientModel(), gate: QualityGate = QualityGate(),
+        calibration: Calibration = Calibration()
+    ) {
         table = AnalyzerTable(rows: rows)
         self.model = model
         self.gate = gate
@@ -90,8 +94,10 @@ public final class ExpressionEngine {
         hiddenSince = nil
         if !facePresent {
             facePresent = true
-            events.append(ExpressionEvent(event: EventName.faceFound, phase: nil, frame: frame.index,
-                                          time: rounded(frame.time, places: 3), tMonoNs: frame.monotonicNanoseconds))
+            events.append(
+                ExpressionEvent(
+                    event: EventName.faceFound, phase: nil, frame: frame.index,
+                    time: rounded(frame.time, places: 3), tMonoNs: frame.monotonicNanoseconds))
         }
         let m = FaceMeasures(face)
         let gates = gate.gates(for: face)
@@ -135,8 +141,10 @@ public final class ExpressionEngine {
 
     private func loseFace(at frame: FrameInfo) {
         table.reset(frame: frame, into: &events)
-        events.append(ExpressionEvent(event: EventName.faceLost, phase: nil, frame: frame.index,
-                                      time: rounded(frame.time, places: 3), tMonoNs: frame.monotonicNanoseconds))
+        events.append(
+            ExpressionEvent(
+                event: EventName.faceLost, phase: nil, frame: frame.index,
+                time: rounded(frame.time, places: 3), tMonoNs: frame.monotonicNanoseconds))
         facePresent = false
         unseenSince = nil
         hiddenSince = nil

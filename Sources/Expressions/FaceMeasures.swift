@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import WinkCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Scale-free geometric and pixel measures of one face, the raw material of the blend-shape coefficients.
 ///
@@ -31,10 +32,12 @@ public struct FaceMeasures: Sendable, Equatable {
     public var browHeightLeft: Float
     public var browHeightRight: Float
 
-    public init(eyeAspectLeft: Float = 0, eyeAspectRight: Float = 0, eyeClosedLeft: Float = 0, eyeClosedRight: Float = 0,
-                jawDrop: Float = 0, lipGap: Float = 0, mouthWidth: Float = 0, cornerLiftLeft: Float = 0,
-                cornerLiftRight: Float = 0, innerBrowHeight: Float = 0, browHeightLeft: Float = 0,
-                browHeightRight: Float = 0) {
+    public init(
+        eyeAspectLeft: Float = 0, eyeAspectRight: Float = 0, eyeClosedLeft: Float = 0, eyeClosedRight: Float = 0,
+        jawDrop: Float = 0, lipGap: Float = 0, mouthWidth: Float = 0, cornerLiftLeft: Float = 0,
+        cornerLiftRight: Float = 0, innerBrowHeight: Float = 0, browHeightLeft: Float = 0,
+        browHeightRight: Float = 0
+    ) {
         self.eyeAspectLeft = eyeAspectLeft
         self.eyeAspectRight = eyeAspectRight
         self.eyeClosedLeft = eyeClosedLeft

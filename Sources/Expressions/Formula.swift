@@ -91,7 +91,9 @@ public indirect enum Formula: Sendable, Equatable, CustomStringConvertible {
         var parser = Parser(chars: Array(text.unicodeScalars))
         let f = try parser.expression()
         parser.skipSpace()
-        guard parser.index == parser.chars.count else { throw parser.fail("unexpected '\(parser.chars[parser.index])'") }
+        guard parser.index == parser.chars.count else {
+            throw parser.fail("unexpected '\(parser.chars[parser.index])'")
+        }
         self = f
     }
 
@@ -163,7 +165,9 @@ public indirect enum Formula: Sendable, Equatable, CustomStringConvertible {
             }
             if c.properties.isAlphabetic {
                 let start = index
-                while index < chars.count, chars[index].properties.isAlphabetic || chars[index].properties.numericType != nil {
+                while index < chars.count,
+                    chars[index].properties.isAlphabetic || chars[index].properties.numericType != nil
+                {
                     index += 1
                 }
                 let name = String(String.UnicodeScalarView(chars[start..<index]))

@@ -21,9 +21,12 @@ public struct ModelCache: Sendable, Equatable {
     /// `$CACHE_DIRECTORY` (set by systemd's `CacheDirectory=`), else `$XDG_CACHE_HOME/winkd`, else
     /// `$HOME/.cache/winkd` (XDG Base Directory Specification 0.8: a
     /// relative `XDG_CACHE_HOME` is ignored), or `nil` when neither is set.
-    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String?
+    {
         // systemd's CacheDirectory= (systemd.exec(5)) hands the service its cache directory.
-        if let dir = environment["CACHE_DIRECTORY"]?.split(separator: ":").first, dir.hasPrefix("/") { return String(dir) }
+        if let dir = environment["CACHE_DIRECTORY"]?.split(separator: ":").first, dir.hasPrefix("/") {
+            return String(dir)
+        }
         if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/winkd" }
         if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.cache/winkd" }
         return nil
@@ -69,7 +72,9 @@ extension ShapePredictor {
     /// - Returns: the predictor and how it was loaded (`nil` outcome when `cache` is `nil`).
     /// - Throws: `FaceTrackingError` with `.modelMissing`, `.modelUnreadable`, `.modelNotDlib` or
     ///   `.modelWrongParts` (all exit 78), naming `path`.
-    public static func load(path: String, cache: ModelCache?) throws -> (predictor: ShapePredictor, outcome: ModelCache.Outcome?) {
+    public static func load(path: String, cache: ModelCache?) throws -> (
+        predictor: ShapePredictor, outcome: ModelCache.Outcome?
+    ) {
         let (handle, outcome) = try loadHandle(path: path, cache: cache)
         return (ShapePredictor(adopting: handle, path: path), outcome)
     }
@@ -80,7 +85,9 @@ extension ShapePredictor {
         self.init(adopting: try Self.loadHandle(path: path, cache: cache).handle, path: path)
     }
 
-    private static func loadHandle(path: String, cache: ModelCache?) throws -> (handle: OpaquePointer, outcome: ModelCache.Outcome?) {
+    private static func loadHandle(path: String, cache: ModelCache?) throws -> (
+        handle: OpaquePointer, outcome: ModelCache.Outcome?
+    ) {
         guard let cache else { return (try loadModelFile(path), nil) }
         let file = cache.file(for: path)
         var message = [CChar](repeating: 0, count: 512)
@@ -93,7 +100,10 @@ extension ShapePredictor {
         do {
             try FileManager.default.createDirectory(atPath: cache.directory, withIntermediateDirectories: true)
         } catch {
-            return (handle, .notWritten(reason: "cannot create \(cache.directory): \((error as NSError).localizedDescription)"))
+            return (
+                handle,
+                .notWritten(reason: "cannot create \(cache.directory): \((error as NSError).localizedDescription)")
+            )
         }
         message = [CChar](repeating: 0, count: 512)
         guard wv_predictor_cache_write(handle, path, file, &message, message.count) == WV_OK else {

@@ -38,13 +38,14 @@ public final class ShapePredictor: @unchecked Sendable {
         var message = [CChar](repeating: 0, count: 512)
         let status = wv_predictor_load(path, &out, &message, message.count)
         guard status == WV_OK, let out else {
-            let code: FaceTrackingErrorCode = switch status {
-            case WV_MODEL_MISSING: .modelMissing
-            case WV_MODEL_UNREADABLE: .modelUnreadable
-            case WV_MODEL_WRONG_PARTS: .modelWrongParts
-            case WV_MODEL_NOT_DLIB: .modelNotDlib
-            default: .internal
-            }
+            let code: FaceTrackingErrorCode =
+                switch status {
+                case WV_MODEL_MISSING: .modelMissing
+                case WV_MODEL_UNREADABLE: .modelUnreadable
+                case WV_MODEL_WRONG_PARTS: .modelWrongParts
+                case WV_MODEL_NOT_DLIB: .modelNotDlib
+                default: .internal
+                }
             throw FaceTrackingError(code, subject: path, reason: String(cString: message))
         }
         return out
@@ -58,9 +59,10 @@ public final class ShapePredictor: @unchecked Sendable {
     /// Predicts the 68 landmarks inside `box` (full-frame pixels) on a grey frame.
     /// - Throws: `FaceTrackingError.internal` if dlib fails.
     public func landmarks(in buffer: PixelBuffer, box: PixelRect) throws -> Landmarks {
-        let status = wv_predict(handle, buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width),
-                                wv_rect(x: box.x, y: box.y, width: box.width, height: box.height, score: 0),
-                                scratch.baseAddress, 136)
+        let status = wv_predict(
+            handle, buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width),
+            wv_rect(x: box.x, y: box.y, width: box.width, height: box.height, score: 0),
+            scratch.baseAddress, 136)
         guard status == WV_OK else {
             throw FaceTrackingError(.internal, subject: "shape predictor", reason: "failed (status \(status.rawValue))")
         }
@@ -72,10 +74,11 @@ public final class ShapePredictor: @unchecked Sendable {
     /// kept for this instance's life): for tests and benchmarks, never the frame path.
     /// - Throws: `FaceTrackingError.internal` if dlib fails or the box is unusable.
     public func dlibLandmarks(in buffer: PixelBuffer, box: PixelRect) throws -> Landmarks {
-        let status = wv_predict_dlib(handle, buffer.gray, Int32(buffer.width), Int32(buffer.height),
-                                     Int32(buffer.width),
-                                     wv_rect(x: box.x, y: box.y, width: box.width, height: box.height, score: 0),
-                                     scratch.baseAddress, 136)
+        let status = wv_predict_dlib(
+            handle, buffer.gray, Int32(buffer.width), Int32(buffer.height),
+            Int32(buffer.width),
+            wv_rect(x: box.x, y: box.y, width: box.width, height: box.height, score: 0),
+            scratch.baseAddress, 136)
         guard status == WV_OK else {
             throw FaceTrackingError(.internal, subject: "shape predictor", reason: "failed (status \(status.rawValue))")
         }
@@ -108,9 +111,14 @@ public final class FaceDetector: @unchecked Sendable {
     ///     time of its smaller levels; the levels searched find what they find without it (`nil`: every
     ///     size).
     /// - Throws: `FaceTrackingError.internal` if dlib fails.
-    public func detect(in buffer: PixelBuffer, region: PixelRect? = nil, scale: Float, upsample: Int = 0,
-                       adjustThreshold: Float = 0, maximumWidth: Float? = nil) throws -> [PixelRect] {
-        var x0 = 0, y0 = 0, x1 = buffer.width, y1 = buffer.height
+    public func detect(
+        in buffer: PixelBuffer, region: PixelRect? = nil, scale: Float, upsample: Int = 0,
+        adjustThreshold: Float = 0, maximumWidth: Float? = nil
+    ) throws -> [PixelRect] {
+        var x0 = 0
+        var y0 = 0
+        var x1 = buffer.width
+        var y1 = buffer.height
         if let r = region {
             x0 = max(0, Int(r.minX.rounded(.down)))
             y0 = max(0, Int(r.minY.rounded(.down)))
@@ -121,8 +129,9 @@ public final class FaceDetector: @unchecked Sendable {
         var count: Int32 = 0
         let origin = buffer.gray + (y0 * buffer.width + x0)
         let status = boxes.withUnsafeMutableBufferPointer { out in
-            wv_detect(handle, origin, Int32(x1 - x0), Int32(y1 - y0), Int32(buffer.width), scale, Int32(upsample),
-                      adjustThreshold, maximumWidth ?? 0, out.baseAddress, Int32(out.count), &count)
+            wv_detect(
+                handle, origin, Int32(x1 - x0), Int32(y1 - y0), Int32(buffer.width), scale, Int32(upsample),
+                adjustThreshold, maximumWidth ?? 0, out.baseAddress, Int32(out.count), &count)
         }
         guard status == WV_OK else {
             throw FaceTrackingError(.internal, subject: "face detector", reason: "failed (status \(status.rawValue))")
@@ -147,9 +156,10 @@ final class FacePatch {
     /// Samples `box` of the frame; false (and invalid) when the box is outside the frame.
     @discardableResult
     func sample(_ buffer: PixelBuffer, box: PixelRect) -> Bool {
-        let status = wv_sample_patch(buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width),
-                                     wv_rect(x: box.x, y: box.y, width: box.width, height: box.height, score: 0),
-                                     Int32(Self.size), values.baseAddress)
+        let status = wv_sample_patch(
+            buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width),
+            wv_rect(x: box.x, y: box.y, width: box.width, height: box.height, score: 0),
+            Int32(Self.size), values.baseAddress)
         valid = status == WV_OK
         return valid
     }
@@ -166,25 +176,31 @@ final class FacePatch {
 /// Eye evidence, face brightness and head pose measured from a grey frame and landmarks.
 enum FaceMeasure {
     /// - Parameter scratch: 136 floats of caller-owned space.
-    static func observe(_ landmarks: Landmarks, box: PixelRect, in buffer: PixelBuffer,
-                        scratch: UnsafeMutableBufferPointer<Float>) -> FaceObservation {
+    static func observe(
+        _ landmarks: Landmarks, box: PixelRect, in buffer: PixelBuffer,
+        scratch: UnsafeMutableBufferPointer<Float>
+    ) -> FaceObservation {
         var measure = wv_face_measure()
         for i in 0..<68 {
             scratch[2 * i] = landmarks[i].x
             scratch[2 * i + 1] = landmarks[i].y
         }
-        _ = wv_measure_face(buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width),
-                            scratch.baseAddress, &measure)
+        _ = wv_measure_face(
+            buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width),
+            scratch.baseAddress, &measure)
         let pose = headPose(scratch.baseAddress!, width: buffer.width, height: buffer.height) ?? .frontal
         return FaceObservation(
             landmarks: landmarks, box: box, pose: pose,
-            leftEye: EyeEvidence(closedProbability: EyeEvidence.probability(logit: measure.left_eye.closed_logit),
-                                 aspectRatio: measure.left_eye.aspect_ratio),
-            rightEye: EyeEvidence(closedProbability: EyeEvidence.probability(logit: measure.right_eye.closed_logit),
-                                  aspectRatio: measure.right_eye.aspect_ratio),
-            quality: FaceQuality(interocularPixels: landmarks.distance(36, 45),
-                                 medianBrightness: measure.median_brightness,
-                                 visibleFraction: measure.visible_fraction))
+            leftEye: EyeEvidence(
+                closedProbability: EyeEvidence.probability(logit: measure.left_eye.closed_logit),
+                aspectRatio: measure.left_eye.aspect_ratio),
+            rightEye: EyeEvidence(
+                closedProbability: EyeEvidence.probability(logit: measure.right_eye.closed_logit),
+                aspectRatio: measure.right_eye.aspect_ratio),
+            quality: FaceQuality(
+                interocularPixels: landmarks.distance(36, 45),
+                medianBrightness: measure.median_brightness,
+                visibleFraction: measure.visible_fraction))
     }
 }
 
@@ -193,7 +209,9 @@ extension FaceMeasure {
     /// `height` frame (see `wv_head_pose`); `nil` if the solver fails. `opencv` solves with OpenCV's
     /// `solvePnP` instead, to check winkd's solver against it (tests only: it allocates). Thread-safe.
     static func headPose(_ xy: UnsafePointer<Float>, width: Int, height: Int, opencv: Bool = false) -> HeadPose? {
-        var yaw: Float = 0, pitch: Float = 0, roll: Float = 0
+        var yaw: Float = 0
+        var pitch: Float = 0
+        var roll: Float = 0
         let status = (opencv ? wv_head_pose_opencv : wv_head_pose)(xy, Int32(width), Int32(height), &yaw, &pitch, &roll)
         return status == WV_OK ? HeadPose(yaw: yaw, pitch: pitch, roll: roll) : nil
     }
@@ -207,7 +225,9 @@ public enum EyeStateModel {
     /// ever uses the built-in model. Call before frames are processed.
     /// - Throws: `FaceTrackingError` `.eyeModelInvalid` (exit 78) naming `path` and what is wrong.
     public static func load(path: String) throws {
-        func fail(_ reason: String) -> FaceTrackingError { FaceTrackingError(.eyeModelInvalid, subject: path, reason: reason) }
+        func fail(_ reason: String) -> FaceTrackingError {
+            FaceTrackingError(.eyeModelInvalid, subject: path, reason: reason)
+        }
         guard let data = FileManager.default.contents(atPath: path) else { throw fail("no such eye-state model file") }
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw fail("not a JSON object")
@@ -219,7 +239,9 @@ public enum EyeStateModel {
             throw fail("expected \(EyeStateFeatures.count) weights, got \(weights.count)")
         }
         let values = weights.map(\.floatValue) + [bias.floatValue]
-        guard wv_eye_model_set(values, Int32(values.count)) == WV_OK else { throw fail("weights must be finite numbers") }
+        guard wv_eye_model_set(values, Int32(values.count)) == WV_OK else {
+            throw fail("weights must be finite numbers")
+        }
     }
 }
 
@@ -238,12 +260,18 @@ public enum EyeStateFeatures {
             xy[2 * i + 1] = landmarks[i].y
         }
         let size = Int(WV_EYE_PATCH_WIDTH * WV_EYE_PATCH_HEIGHT)
-        var left = [UInt8](repeating: 0, count: size), right = left
-        guard wv_eye_patches(buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width), xy,
-                             &left, &right) == WV_OK else { return nil }
-        var fl = [Float](repeating: 0, count: count), fr = fl
+        var left = [UInt8](repeating: 0, count: size)
+        var right = left
+        guard
+            wv_eye_patches(
+                buffer.gray, Int32(buffer.width), Int32(buffer.height), Int32(buffer.width), xy,
+                &left, &right) == WV_OK
+        else { return nil }
+        var fl = [Float](repeating: 0, count: count)
+        var fr = fl
         guard wv_eye_features(left, &fl, Int32(count)) == WV_OK,
-              wv_eye_features(right, &fr, Int32(count)) == WV_OK else { return nil }
+            wv_eye_features(right, &fr, Int32(count)) == WV_OK
+        else { return nil }
         return (fl, fr)
     }
 }

@@ -3,7 +3,7 @@
 //
 // Fuzzing build (`main` hands over to libFuzzer through LLVMFuzzerRunDriver; see the README):
 //   swift build -c release --scratch-path .build/fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -DWINK_FUZZ \
-//       --product FuzzConfiguration && .build/fuzz/release/FuzzConfiguration -max_total_time=60 Tests/Fuzz/Configuration
+// --product FuzzConfiguration && .build/fuzz/release/FuzzConfiguration -max_total_time=60 Tests/Fuzz/Configuration
 // Normal build: a driver that replays files or directories of inputs through the same function.
 import Foundation
 import FuzzSupport
@@ -18,8 +18,9 @@ func fuzzOne(_ input: UnsafeRawBufferPointer) {
     } catch let invalid as Configuration.Invalid {
         precondition(!invalid.problems.isEmpty, "Invalid with no problem")
         // What a person sees (exit 78's stderr) is one line per problem.
-        precondition(invalid.description.split(separator: "\n", omittingEmptySubsequences: false).count
-                     == invalid.problems.count, "a problem spans lines")
+        precondition(
+            invalid.description.split(separator: "\n", omittingEmptySubsequences: false).count
+                == invalid.problems.count, "a problem spans lines")
     } catch {
         preconditionFailure("unexpected error type: \(error)")
     }

@@ -11,12 +11,19 @@ enum JSONValue: Decodable, Equatable {
 
     init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
     }
 
     var kind: String {
@@ -42,7 +49,8 @@ extension InputMap {
     ///   (exit 78) with every problem found, one line each naming the key.
     public static func load(path: String) throws -> InputMap {
         guard let data = FileManager.default.contents(atPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the input map" : "no such input map"
+            let reason =
+                FileManager.default.fileExists(atPath: path) ? "cannot read the input map" : "no such input map"
             throw InputError(.mapUnreadable, subject: path, reason: reason)
         }
         return try parse(data, path: path)
@@ -114,9 +122,12 @@ extension InputMap {
         case .string("hold")?: mode = .hold
         case .string("toggle")?: mode = .toggle
         case .string("repeat")?:
-            let interval = number(object["interval"], key: "\(where_).interval", problems: &problems)
+            let interval =
+                number(object["interval"], key: "\(where_).interval", problems: &problems)
                 ?? defaultRepeatIntervalMilliseconds
-            if interval <= 0 { problems.append("\(where_).interval: must be more than 0 milliseconds, got \(interval)") }
+            if interval <= 0 {
+                problems.append("\(where_).interval: must be more than 0 milliseconds, got \(interval)")
+            }
             mode = .repeat(interval: interval / 1000)
         case .string(let other)?:
             problems.append("\(where_).mode: unknown mode '\(other)' (expected press, hold, toggle, repeat)")
@@ -132,7 +143,8 @@ extension InputMap {
             switch action {
             case .command, .pause:
                 if mode != .press {
-                    problems.append("\(where_).mode: a \(action == .pause ? "pause" : "command") action only takes mode \"press\"")
+                    problems.append(
+                        "\(where_).mode: a \(action == .pause ? "pause" : "command") action only takes mode \"press\"")
                 }
             case .key, .button: break
             }
@@ -155,7 +167,8 @@ extension InputMap {
         let isName: (String) -> Bool = { name in
             !name.isEmpty && name.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "_" }
         }
-        let hasComma = text.contains(","), hasPlus = text.contains("+")
+        let hasComma = text.contains(",")
+        let hasPlus = text.contains("+")
         if hasComma && hasPlus {
             problems.append("\(key): '\(text)' mixes a chord ('+') and a sequence (','); use one")
             return nil
@@ -184,7 +197,8 @@ extension InputMap {
             return nil
         }
         guard case .object(let object) = value, object.count == 1, let (kind, argument) = object.first else {
-            problems.append("\(key): expected one of {\"key\": NAME}, {\"button\": NAME}, {\"command\": [ARGV]}, {\"pause\": true}")
+            problems.append(
+                "\(key): expected one of {\"key\": NAME}, {\"button\": NAME}, {\"command\": [ARGV]}, {\"pause\": true}")
             return nil
         }
         switch kind {
@@ -194,7 +208,10 @@ extension InputMap {
                 return nil
             }
             guard let inputKey = InputKey(named: name) else {
-                problems.append("\(key).\(kind): unknown \(kind) name '\(name)' (names as in linux/input-event-codes.h, e.g. \(kind == "key" ? "KEY_ENTER" : "BTN_LEFT"))")
+                problems.append(
+                    "\(key).\(kind): unknown \(kind) name '\(name)' (names as in linux/input-event-codes.h, e.g. "
+                        + "\(kind == "key" ? "KEY_ENTER" : "BTN_LEFT"))"
+                )
                 return nil
             }
             if kind == "button" {
@@ -222,7 +239,10 @@ extension InputMap {
                 }
                 argv.append(text)
             }
-            if argv[0].isEmpty { problems.append("\(key).command: the program name is empty"); return nil }
+            if argv[0].isEmpty {
+                problems.append("\(key).command: the program name is empty")
+                return nil
+            }
             return .command(argv)
         case "pause":
             guard argument == .bool(true) else {
@@ -245,7 +265,8 @@ extension InputMap {
         return number
     }
 
-    static func seconds(_ value: JSONValue?, key: String, default fallback: Double, problems: inout [String]) -> Double? {
+    static func seconds(_ value: JSONValue?, key: String, default fallback: Double, problems: inout [String]) -> Double?
+    {
         guard let value else { return fallback }
         guard let number = number(value, key: key, problems: &problems) else { return nil }
         guard number >= 0 else {

@@ -140,7 +140,9 @@ public final class MappingEngine {
         case .event(let n) where n == name:
             gestureInstant(index, at: time, duration: duration)
         case .chord(let names) where names.contains(name):
-            if names.allSatisfy({ $0 == name || active[$0] != nil }) { gestureInstant(index, at: time, duration: duration) }
+            if names.allSatisfy({ $0 == name || active[$0] != nil }) {
+                gestureInstant(index, at: time, duration: duration)
+            }
         case .sequence(let names, let within) where names.contains(name):
             if sequenceStep(index, name: name, at: time, names: names, within: within) {
                 gestureInstant(index, at: time, duration: duration)
@@ -247,7 +249,8 @@ public final class MappingEngine {
         for index in states.indices {
             let mapping = map.mappings[index]
             if let start = states[index].start, !states[index].fired, !states[index].blocked, mapping.minHold > 0,
-               time + 1e-9 >= start + mapping.minHold {
+                time + 1e-9 >= start + mapping.minHold
+            {
                 fire(index, at: start + mapping.minHold, instant: false)
             }
             if case .repeat(let interval) = mapping.mode, case let key? = mapping.action.key {

@@ -54,8 +54,9 @@ public struct LibevdevUinput: UinputDeviceFactory {
         var stage: Int32 = 0
         let handle = keys.withUnsafeBufferPointer { k in
             rels.withUnsafeBufferPointer { r in
-                cev_uinput_create(path, spec.name, k.baseAddress, Int32(k.count), r.baseAddress, Int32(r.count),
-                                  &error, &stage)
+                cev_uinput_create(
+                    path, spec.name, k.baseAddress, Int32(k.count), r.baseAddress, Int32(r.count),
+                    &error, &stage)
             }
         }
         guard let handle else { throw Self.error(path: path, errno: error, opening: stage == 1) }
@@ -69,7 +70,8 @@ public struct LibevdevUinput: UinputDeviceFactory {
         case (true, ENOENT), (true, ENODEV), (true, ENXIO):
             reason = "missing (load the uinput module: modprobe uinput)"
         case (true, EACCES), (true, EPERM), (true, EROFS):
-            reason = "not writable (add a udev rule KERNEL==\"uinput\", GROUP=\"input\", MODE=\"0660\" "
+            reason =
+                "not writable (add a udev rule KERNEL==\"uinput\", GROUP=\"input\", MODE=\"0660\" "
                 + "or TAG+=\"uaccess\", or run as a member of group input)"
         case (true, _):
             reason = "cannot open: \(Errno(code: code))"
@@ -91,7 +93,9 @@ final class LibevdevUinputDevice: UinputDevice {
     }
 
     func write(type: UInt16, code: UInt16, value: Int32) throws {
-        guard let handle else { throw InputError(.uinputUnavailable, subject: path, reason: "device already destroyed") }
+        guard let handle else {
+            throw InputError(.uinputUnavailable, subject: path, reason: "device already destroyed")
+        }
         let rc = cev_uinput_write(handle, UInt32(type), UInt32(code), value)
         guard rc == 0 else {
             throw InputError(.uinputUnavailable, subject: path, reason: "write failed: \(Errno(code: rc))")
@@ -117,8 +121,10 @@ public final class UinputInjector: Injector {
     /// Creates the device for the map.
     /// - Parameter log: receives one line for each write or spawn that failed (the engine goes on).
     /// - Throws: `InputError.uinputUnavailable` (exit 69) when the device cannot be created.
-    public init(map: InputMap, factory: UinputDeviceFactory, spawner: CommandSpawner = CommandSpawner(),
-                log: @escaping (String) -> Void) throws {
+    public init(
+        map: InputMap, factory: UinputDeviceFactory, spawner: CommandSpawner = CommandSpawner(),
+        log: @escaping (String) -> Void
+    ) throws {
         device = try factory.makeDevice(VirtualDeviceSpec.forMap(map))
         self.spawner = spawner
         self.log = log

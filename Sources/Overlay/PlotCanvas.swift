@@ -23,13 +23,16 @@ final class PlotCanvas {
 
     /// Fills the rectangle with inclusive corners (x0, y0), (x1, y1).
     func fill(_ x0: Int, _ y0: Int, _ x1: Int, _ y1: Int, _ rgb: UInt32) {
-        wo_canvas_fill_rect(handle, Int32(clamping: x0), Int32(clamping: y0), Int32(clamping: x1), Int32(clamping: y1), rgb)
+        wo_canvas_fill_rect(
+            handle, Int32(clamping: x0), Int32(clamping: y0), Int32(clamping: x1), Int32(clamping: y1), rgb)
     }
 
     /// An exact (8-connected) line, or an antialiased one.
-    func line(_ x0: Int, _ y0: Int, _ x1: Int, _ y1: Int, _ rgb: UInt32, thickness: Int = 1, antialiased: Bool = false) {
-        wo_canvas_line(handle, Int32(clamping: x0), Int32(clamping: y0), Int32(clamping: x1), Int32(clamping: y1), rgb,
-                       Int32(thickness), antialiased ? 1 : 0)
+    func line(_ x0: Int, _ y0: Int, _ x1: Int, _ y1: Int, _ rgb: UInt32, thickness: Int = 1, antialiased: Bool = false)
+    {
+        wo_canvas_line(
+            handle, Int32(clamping: x0), Int32(clamping: y0), Int32(clamping: x1), Int32(clamping: y1), rgb,
+            Int32(thickness), antialiased ? 1 : 0)
     }
 
     /// A horizontal dashed line from x0 to x1 at y.
@@ -46,7 +49,10 @@ final class PlotCanvas {
         guard !points.isEmpty else { return }
         var xy = [Int32]()
         xy.reserveCapacity(points.count * 2)
-        for p in points { xy.append(Int32(clamping: p.x)); xy.append(Int32(clamping: p.y)) }
+        for p in points {
+            xy.append(Int32(clamping: p.x))
+            xy.append(Int32(clamping: p.y))
+        }
         wo_canvas_polyline(handle, xy, Int32(points.count), rgb, Int32(thickness))
     }
 

@@ -42,8 +42,10 @@ public struct ExpressionEvent: Sendable, Equatable, Codable {
         case tMonoNs = "t_mono_ns"
     }
 
-    public init(event: String, phase: EventPhase?, frame: Int, time: Double, value: Double? = nil,
-                duration: Double? = nil, tMonoNs: UInt64? = nil) {
+    public init(
+        event: String, phase: EventPhase?, frame: Int, time: Double, value: Double? = nil,
+        duration: Double? = nil, tMonoNs: UInt64? = nil
+    ) {
         self.event = event
         self.phase = phase
         self.frame = frame
@@ -161,7 +163,9 @@ public final class CoefficientsLineWriter {
     /// for keys that would need escaping or other ordering rules.
     private func learnKeys(_ values: [String: Double]) -> Bool {
         let plain = values.keys.allSatisfy { key in
-            key.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) }
+            key.utf8.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A)
+            }
         }
         guard plain else { return false }
         keys = values.keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }

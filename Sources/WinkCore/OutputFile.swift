@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Errors of output files (a plot, a profile, an overlaid image or video): the subject is the file.
@@ -60,7 +60,8 @@ public enum OutputFile {
             } catch let error as OutputFileError {
                 return error
             } catch {}
-            return OutputFileError(.cannotCreate, subject: path, reason: "cannot create the file: \(Errno(code: code).message)")
+            return OutputFileError(
+                .cannotCreate, subject: path, reason: "cannot create the file: \(Errno(code: code).message)")
         }
     }
 

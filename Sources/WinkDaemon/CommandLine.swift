@@ -28,7 +28,9 @@ public struct Arguments {
     }
 
     private func checkDeclared(_ name: String) {
-        precondition(spec?.declares(name) ?? true, "\(spec?.name ?? ""): option \(name) is read but not declared in its CommandSpec")
+        precondition(
+            spec?.declares(name) ?? true,
+            "\(spec?.name ?? ""): option \(name) is read but not declared in its CommandSpec")
     }
 
     /// Whether `--name` is present (a boolean flag).
@@ -65,8 +67,10 @@ public struct Arguments {
 
     /// The value of `--name` as a number.
     /// - Throws: `UsageError` when it is not a number within `range`.
-    public mutating func number<T: LosslessStringConvertible & Comparable>(_ name: String,
-                                                                          in range: ClosedRange<T>) throws -> T? {
+    public mutating func number<T: LosslessStringConvertible & Comparable>(
+        _ name: String,
+        in range: ClosedRange<T>
+    ) throws -> T? {
         guard let text = try option(name) else { return nil }
         guard let value = T(text), range.contains(value) else {
             throw UsageError("\(name) expects a number in \(range.lowerBound)...\(range.upperBound), got '\(text)'")
@@ -90,7 +94,8 @@ public struct Arguments {
         let item = items[i]
         let word = String(item.prefix { $0 != "=" })
         if word.hasPrefix("-"), let spec,
-           let near = CommandSpec.nearest(to: word, in: spec.options.flatMap(\.spellings)) {
+            let near = CommandSpec.nearest(to: word, in: spec.options.flatMap(\.spellings))
+        {
             throw UsageError("unknown option '\(item)'; did you mean \(near)?")
         }
         throw UsageError(word.hasPrefix("-") ? "unknown option '\(item)'" : "unexpected argument '\(item)'")

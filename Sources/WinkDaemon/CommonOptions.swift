@@ -16,8 +16,10 @@ public struct ConfigurationRequest: Sendable, Equatable {
     /// (`winkctl analyze`, `evaluate`, `bench`: what they read is only what their flags name).
     public var location: Configuration.Location?
 
-    public init(configPath: String? = nil, profilePath: String? = nil, mirrored: Bool = false,
-                location: Configuration.Location? = nil) {
+    public init(
+        configPath: String? = nil, profilePath: String? = nil, mirrored: Bool = false,
+        location: Configuration.Location? = nil
+    ) {
         self.configPath = configPath
         self.profilePath = profilePath
         self.mirrored = mirrored
@@ -65,12 +67,17 @@ public struct CommonOptions {
     /// The options `init(_:)` reads, for the command's `CommandSpec` (without `--eye-model`, which only
     /// the offline commands take: `eyeModelSpec`).
     public static let specs: [OptionSpec] = [
-        OptionSpec("--config", .file("FILE"), "configuration file (JSON: the analyzer table, thresholds, camera, overlay)",
-                   default: "winkd: $XDG_CONFIG_HOME/winkd/config.json, else /etc/winkd/config.json, when present; winkctl: built-in defaults"),
+        OptionSpec(
+            "--config", .file("FILE"), "configuration file (JSON: the analyzer table, thresholds, camera, overlay)",
+            default:
+                "winkd: $XDG_CONFIG_HOME/winkd/config.json, else /etc/winkd/config.json, when present; winkctl: "
+                + "built-in defaults"
+        ),
         modelSpec,
         OptionSpec("--mirrored", "the source is a mirror image (a selfie view); left and right stay the person's own"),
-        OptionSpec("--profile", .file("FILE"), "calibration profile (winkctl calibrate); replaces the configuration's",
-                   default: "the configuration's profile, else profile.json beside a default config.json"),
+        OptionSpec(
+            "--profile", .file("FILE"), "calibration profile (winkctl calibrate); replaces the configuration's",
+            default: "the configuration's profile, else profile.json beside a default config.json"),
     ]
 
     /// `--model FILE`: the dlib 68-point shape predictor (also `winkctl overlay`'s).
@@ -80,7 +87,8 @@ public struct CommonOptions {
 
     /// `--eye-model FILE`, for the commands that build a pipeline themselves (`makePipeline`).
     public static let eyeModelSpec = OptionSpec(
-        "--eye-model", .file("FILE"), "an eye-state model retrained by Scripts/train_eye_model.py", default: "the built-in one")
+        "--eye-model", .file("FILE"), "an eye-state model retrained by Scripts/train_eye_model.py",
+        default: "the built-in one")
 
     /// Parses the shared flags and reads the configuration.
     /// - Parameter location: the default locations to search without `--config` (winkd, `winkctl config`);

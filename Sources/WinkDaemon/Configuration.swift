@@ -69,8 +69,10 @@ public struct Configuration: Sendable {
     public init() {}
 
     /// The keys a configuration file may have.
-    static let knownKeys: Set<String> = ["logLevel", "mirrored", "analyzers", "replaceDefaultAnalyzers", "coefficients", "quality",
-                                         "tracker", "calibration", "profile", "camera", "overlay", "socket"]
+    static let knownKeys: Set<String> = [
+        "logLevel", "mirrored", "analyzers", "replaceDefaultAnalyzers", "coefficients", "quality",
+        "tracker", "calibration", "profile", "camera", "overlay", "socket",
+    ]
 
     /// A configuration problem: one line per error, each naming the key and what was expected. Exit 78.
     public struct Invalid: ExitCodeError {
@@ -95,7 +97,8 @@ public struct Configuration: Sendable {
         var c = try parse(data, path: path)
         c.path = path
         if let layout = c.overlayLayoutPath, !layout.hasPrefix("/") {
-            c.overlayLayoutPath = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent(layout).path
+            c.overlayLayoutPath =
+                URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent(layout).path
         }
         return c
     }
@@ -174,8 +177,9 @@ public struct Configuration: Sendable {
                         if let j = rows.firstIndex(where: { $0.event == name }) {
                             rows[j] = try merge(rows[j], with: object, knownKeys: AnalyzerRow.keys)
                         } else {
-                            rows.append(try JSONDecoder().decode(
-                                AnalyzerRow.self, from: JSONSerialization.data(withJSONObject: object)))
+                            rows.append(
+                                try JSONDecoder().decode(
+                                    AnalyzerRow.self, from: JSONSerialization.data(withJSONObject: object)))
                         }
                     } catch {
                         problems.append("analyzers[\(i)] (\(name)).\(describeDecodingError(error))")
@@ -199,9 +203,11 @@ public struct Configuration: Sendable {
         if let problem = EventNameRules.helloProblem([EventName.faceFound, EventName.faceLost] + rows.map(\.event)) {
             problems.append("analyzers: \(problem)")
         }
-        for (key, value) in [("maximumYaw", c.quality.maximumYaw), ("maximumPitch", c.quality.maximumPitch),
-                             ("minimumInterocular", c.quality.minimumInterocular),
-                             ("minimumBrightness", c.quality.minimumBrightness)] where !(value >= 0) {
+        for (key, value) in [
+            ("maximumYaw", c.quality.maximumYaw), ("maximumPitch", c.quality.maximumPitch),
+            ("minimumInterocular", c.quality.minimumInterocular),
+            ("minimumBrightness", c.quality.minimumBrightness),
+        ] where !(value >= 0) {
             problems.append("quality.\(key): expected a number >= 0, got \(value)")
         }
         if !(0...1).contains(c.quality.minimumVisible) {
@@ -262,7 +268,9 @@ public struct Configuration: Sendable {
             problems.append("camera: give both width and height, or neither")
         }
         if let v = object["fps"] {
-            if let n = number(v), n > 0, n <= 1000 { c.camera.framesPerSecond = n } else {
+            if let n = number(v), n > 0, n <= 1000 {
+                c.camera.framesPerSecond = n
+            } else {
                 problems.append("camera.fps: expected a number of frames per second above 0")
             }
         }
@@ -270,8 +278,10 @@ public struct Configuration: Sendable {
 
     /// The object of an optional section, with one problem per key not in `known` (listed sorted); nil
     /// when the section is absent, or not an object (a problem too).
-    static func sectionObject(_ value: Any?, named name: String, known: [String],
-                              problems: inout [String]) -> [String: Any]? {
+    static func sectionObject(
+        _ value: Any?, named name: String, known: [String],
+        problems: inout [String]
+    ) -> [String: Any]? {
         guard let value else { return nil }
         guard let object = value as? [String: Any] else {
             problems.append("\(name): expected an object")
@@ -295,7 +305,9 @@ public struct Configuration: Sendable {
             }
         }
         if let v = object["maximumClients"] {
-            if let n = wholeNumber(v), n >= 1, n <= 4096 { c.maximumClients = n } else {
+            if let n = wholeNumber(v), n >= 1, n <= 4096 {
+                c.maximumClients = n
+            } else {
                 problems.append("socket.maximumClients: expected a whole number from 1 to 4096")
             }
         }
@@ -306,7 +318,8 @@ public struct Configuration: Sendable {
     static func parseOverlay(_ value: Any?, into c: inout Configuration, problems: inout [String]) {
         let known = ["layout", "device"]
         guard let object = sectionObject(value, named: "overlay", known: known, problems: &problems),
-              !object.isEmpty else { return }
+            !object.isEmpty
+        else { return }
         for key in ["layout", "device"] {
             guard let v = object[key] else {
                 problems.append("overlay.\(key): required")

@@ -29,8 +29,10 @@ public struct ConfigurationReport: Sendable {
     public var settings: [Setting]
 
     /// The report for `configuration` as `request` produced it (`logLevelFlag`: `--log-level`, if given).
-    public init(configuration c: Configuration, request: ConfigurationRequest,
-                logLevelFlag: EventServer.LogLevel? = nil) {
+    public init(
+        configuration c: Configuration, request: ConfigurationRequest,
+        logLevelFlag: EventServer.LogLevel? = nil
+    ) {
         file = c.path
         fileChosenBy = c.path == nil ? nil : request.configPath != nil ? "--config" : "default location"
         searched = request.configPath == nil ? request.location?.candidates("config.json") ?? [] : []
@@ -41,11 +43,14 @@ public struct ConfigurationReport: Sendable {
             return "default"
         }
         func add(_ key: String, _ value: Any?, flag: String? = nil) {
-            settings.append(Setting(key: key, value: Self.json(value), unit: Self.units[key], from: from(key, flag: flag)))
+            settings.append(
+                Setting(key: key, value: Self.json(value), unit: Self.units[key], from: from(key, flag: flag)))
         }
         add("logLevel", (logLevelFlag ?? c.logLevel ?? .info).name, flag: logLevelFlag.map { _ in "--log-level" })
         add("mirrored", c.mirrored, flag: request.mirrored ? "--mirrored" : nil)
-        let profileFlag = request.profilePath != nil ? "--profile"
+        let profileFlag =
+            request.profilePath != nil
+            ? "--profile"
             : !c.givenKeys.contains("profile") && c.profilePath != nil ? "default location" : nil
         add("profile", c.resolvedProfilePath, flag: profileFlag)
         add("camera.width", c.camera.width)
@@ -55,8 +60,10 @@ public struct ConfigurationReport: Sendable {
         add("socket.maximumClients", c.maximumClients)
         add("overlay.layout", c.overlayLayoutPath)
         add("overlay.device", c.overlayDevice)
-        for (section, value) in [("coefficients", Self.object(c.coefficients)), ("quality", Self.object(c.quality)),
-                                 ("tracker", Self.object(c.tracker)), ("calibration", Self.object(c.calibration))] {
+        for (section, value) in [
+            ("coefficients", Self.object(c.coefficients)), ("quality", Self.object(c.quality)),
+            ("tracker", Self.object(c.tracker)), ("calibration", Self.object(c.calibration)),
+        ] {
             for key in value.keys.sorted() { add("\(section).\(key)", value[key]) }
         }
         add("replaceDefaultAnalyzers", c.replaceDefaultAnalyzers)
@@ -64,8 +71,10 @@ public struct ConfigurationReport: Sendable {
             let fields = Self.object(row)
             for key in fields.keys.sorted() where key != "event" {
                 let path = "analyzers.\(row.event).\(key)"
-                settings.append(Setting(key: path, value: Self.json(fields[key]), unit: Self.units["analyzers.\(key)"],
-                                        from: from(path)))
+                settings.append(
+                    Setting(
+                        key: path, value: Self.json(fields[key]), unit: Self.units["analyzers.\(key)"],
+                        from: from(path)))
             }
         }
         self.settings = settings
@@ -94,7 +103,8 @@ public struct ConfigurationReport: Sendable {
     /// "unit":...,"from":...}]}` (`file`, `fileChosenBy` and `unit` null when there is none).
     public func json() -> String {
         let rows = settings.map { s in
-            "{\"key\":\(Self.json(s.key)),\"value\":\(s.value),\"unit\":\(Self.json(s.unit)),\"from\":\(Self.json(s.from))}"
+            "{\"key\":\(Self.json(s.key)),\"value\":\(s.value),"
+                + "\"unit\":\(Self.json(s.unit)),\"from\":\(Self.json(s.from))}"
         }
         return "{\"file\":\(Self.json(file)),\"fileChosenBy\":\(Self.json(fileChosenBy)),"
             + "\"searched\":[\(searched.map { Self.json($0) }.joined(separator: ","))],"
@@ -155,7 +165,8 @@ public struct ConfigurationReport: Sendable {
     /// A Codable value's JSON object, as `JSONSerialization` reads it back.
     private static func object(_ value: some Encodable) -> [String: Any] {
         guard let data = try? JSONEncoder().encode(value),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [:] }
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return [:] }
         return object
     }
 
@@ -182,7 +193,9 @@ public struct ConfigurationReport: Sendable {
     }
 
     private static func quoted(_ s: String) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: [s], options: [.withoutEscapingSlashes])) ?? Data("[\"\"]".utf8)
+        let data =
+            (try? JSONSerialization.data(withJSONObject: [s], options: [.withoutEscapingSlashes]))
+            ?? Data("[\"\"]".utf8)
         return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
     }
 }

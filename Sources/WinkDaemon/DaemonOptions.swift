@@ -34,8 +34,10 @@ public struct DaemonOptions: Sendable {
     public var linger: Double = 3
 
     /// Options for tests and embedders.
-    public init(source: String?, socketPath: String, configuration: Configuration = Configuration(),
-                modelPath: String = ShapePredictor.debianModelPath) {
+    public init(
+        source: String?, socketPath: String, configuration: Configuration = Configuration(),
+        modelPath: String = ShapePredictor.debianModelPath
+    ) {
         self.source = source
         self.socketPath = socketPath
         self.configuration = configuration
@@ -47,18 +49,23 @@ public struct DaemonOptions: Sendable {
         name: "winkd",
         summary: "watch a webcam (or play a recording) and publish face expression events on a Unix socket",
         options: [
-            OptionSpec("--source", .file("DEVICE|FILE"),
-                       "a V4L2 device (/dev/...) or a recording (video file or still image)",
-                       default: "the first V4L2 capture device, by its /dev/v4l/by-id name"),
-            OptionSpec("--socket", .file("PATH"), "the event socket",
-                       default: "$WINK_SOCKET, else $XDG_RUNTIME_DIR/winkd/events.sock, else \(EventSocketPath.systemPath)"),
+            OptionSpec(
+                "--source", .file("DEVICE|FILE"),
+                "a V4L2 device (/dev/...) or a recording (video file or still image)",
+                default: "the first V4L2 capture device, by its /dev/v4l/by-id name"),
+            OptionSpec(
+                "--socket", .file("PATH"), "the event socket",
+                default: "$WINK_SOCKET, else $XDG_RUNTIME_DIR/winkd/events.sock, else \(EventSocketPath.systemPath)"),
         ] + CommonOptions.specs + [
-            OptionSpec("--pace", .choice(["realtime", "fast"]),
-                       "a recording's frames at their own timestamps, or as fast as the pipeline goes", default: "realtime"),
+            OptionSpec(
+                "--pace", .choice(["realtime", "fast"]),
+                "a recording's frames at their own timestamps, or as fast as the pipeline goes", default: "realtime"),
             OptionSpec("--loop", "play a recording again and again (without it, clients get bye at its end)"),
-            OptionSpec("--always-on", "keep the source open without clients (default: open only while someone listens)"),
-            OptionSpec("--log-level", .choice(EventServer.LogLevel.names),
-                       "the least severe messages logged", default: "the configuration's logLevel, else info"),
+            OptionSpec(
+                "--always-on", "keep the source open without clients (default: open only while someone listens)"),
+            OptionSpec(
+                "--log-level", .choice(EventServer.LogLevel.names),
+                "the least severe messages logged", default: "the configuration's logLevel, else info"),
             OptionSpec("--print-config", "print the configuration in effect and where each value came from, then exit"),
             OptionSpec("--version", "print the version and exit"),
         ],
@@ -96,7 +103,8 @@ public struct DaemonOptions: Sendable {
     public static func logLevel(_ args: inout Arguments) throws -> EventServer.LogLevel? {
         guard let name = try args.option("--log-level") else { return nil }
         guard let level = EventServer.LogLevel(name: name) else {
-            throw UsageError("--log-level expects one of \(EventServer.LogLevel.names.joined(separator: ", ")), got '\(name)'")
+            throw UsageError(
+                "--log-level expects one of \(EventServer.LogLevel.names.joined(separator: ", ")), got '\(name)'")
         }
         return level
     }

@@ -19,10 +19,12 @@ public final class FramePipeline {
     public init(configuration: Configuration, predictor: ShapePredictor, prior: FaceMeasures? = nil) {
         self.configuration = configuration
         tracker = FaceTracker(predictor: predictor, settings: configuration.tracker)
-        let calibration = Calibration(prior: prior ?? CoefficientModel.populationNeutral,
-                                      settings: configuration.calibration)
-        engine = ExpressionEngine(rows: configuration.analyzers, model: configuration.coefficients,
-                                  gate: configuration.quality, calibration: calibration)
+        let calibration = Calibration(
+            prior: prior ?? CoefficientModel.populationNeutral,
+            settings: configuration.calibration)
+        engine = ExpressionEngine(
+            rows: configuration.analyzers, model: configuration.coefficients,
+            gate: configuration.quality, calibration: calibration)
     }
 
     /// Whether the last frame given to `process` could show a face.
@@ -47,8 +49,9 @@ public final class FramePipeline {
         }
         let face = try tracker.process(buffer)
         engine.process(frame: info, face: face, instant: still)
-        return FrameOutcome(face: face, events: engine.events, coefficients: coefficientsLine(info: info),
-                            usability: .usable)
+        return FrameOutcome(
+            face: face, events: engine.events, coefficients: coefficientsLine(info: info),
+            usability: .usable)
     }
 
     /// Ends the frame last processed: runs the tracker's deferred region check (see
@@ -90,12 +93,15 @@ public final class FramePipeline {
         lineValues = [:]
         values.reserveCapacity(BlendShape.count + 3)
         defer { lineValues = values }
-        for shape in BlendShape.allCases { values[shape.rawValue] = rounded(Double(engine.coefficients[shape]), places: 3) }
+        for shape in BlendShape.allCases {
+            values[shape.rawValue] = rounded(Double(engine.coefficients[shape]), places: 3)
+        }
         values["headYaw"] = rounded(Double(engine.pose.yaw), places: 1)
         values["headPitch"] = rounded(Double(engine.pose.pitch), places: 1)
         values["headRoll"] = rounded(Double(engine.pose.roll), places: 1)
-        return CoefficientsLine(frame: info.index, time: rounded(info.time, places: 3), values: values,
-                                tMonoNs: info.monotonicNanoseconds)
+        return CoefficientsLine(
+            frame: info.index, time: rounded(info.time, places: 3), values: values,
+            tMonoNs: info.monotonicNanoseconds)
     }
 }
 
@@ -136,7 +142,9 @@ public enum FrameUsability: Sendable, Equatable {
     /// empty buffer.
     public static func statistics(_ buffer: PixelBuffer) -> (mean: Double, deviation: Double) {
         guard buffer.width > 0, buffer.height > 0 else { return (0, 0) }
-        var sum = 0, squares = 0, count = 0
+        var sum = 0
+        var squares = 0
+        var count = 0
         var y = 0
         while y < buffer.height {
             let row = buffer.gray + y * buffer.width
@@ -161,8 +169,10 @@ extension FramePipeline {
     /// end, `finish()`, and `body` once more with the last frame's info and no face if that decided events
     /// (a face that had just gone).
     /// - Throws: the source's `CaptureError`, `FaceTrackingError`, or what `body` throws.
-    public func run(_ source: FrameSource, buffer: PixelBuffer = PixelBuffer(),
-                    _ body: (FrameInfo, FaceObservation?) throws -> Void) throws {
+    public func run(
+        _ source: FrameSource, buffer: PixelBuffer = PixelBuffer(),
+        _ body: (FrameInfo, FaceObservation?) throws -> Void
+    ) throws {
         let still = source.isStill
         var last: FrameInfo?
         while let info = try source.read(into: buffer) {

@@ -56,14 +56,20 @@ public struct ClipLabels: Sendable {
             LabelsError(path: path, reason: "\(key): expected \(expected)", exitCode: .dataError)
         }
         if root["images"] != nil && root["video"] == nil {
-            throw LabelsError(path: path, reason: "labels for still images, not for a clip: evaluate scores clips "
-                              + "(the stills' expectations are checked by the test suite)", exitCode: .dataError)
+            throw LabelsError(
+                path: path,
+                reason: "labels for still images, not for a clip: evaluate scores clips "
+                    + "(the stills' expectations are checked by the test suite)", exitCode: .dataError)
         }
         guard let video = root["video"] as? String else { throw fail("video", "the clip's path") }
         let base = URL(fileURLWithPath: path).deletingLastPathComponent()
-        let candidates = [base.deletingLastPathComponent().appendingPathComponent(video).path,
-                          base.appendingPathComponent(video).path]
-        let resolved = video.hasPrefix("/") ? video
+        let candidates = [
+            base.deletingLastPathComponent().appendingPathComponent(video).path,
+            base.appendingPathComponent(video).path,
+        ]
+        let resolved =
+            video.hasPrefix("/")
+            ? video
             : candidates.first { FileManager.default.fileExists(atPath: $0) } ?? candidates[0]
         guard let frames = root["frames"] as? Int else { throw fail("frames", "a whole number") }
         let tol = root["tolerance_frames"] as? Int ?? 0
@@ -77,7 +83,8 @@ public struct ClipLabels: Sendable {
         var events: [LabelledEvent] = []
         for item in root["events"] as? [Any] ?? [] {
             guard let e = item as? [String: Any], let name = e["event"] as? String, let s = e["start"] as? Int,
-                  let t = e["end"] as? Int, s <= t else { throw fail("events", "objects with event, start, end") }
+                let t = e["end"] as? Int, s <= t
+            else { throw fail("events", "objects with event, start, end") }
             let own = e["tolerance_frames"] as? Int
             events.append(LabelledEvent(event: name, start: s, end: t, toleranceFrames: own))
         }
@@ -92,9 +99,10 @@ public struct ClipLabels: Sendable {
             }
         }
         let fps = (root["nominal_fps"] as? Double) ?? (root["nominal_fps"] as? Int).map(Double.init) ?? 30
-        return ClipLabels(video: resolved, frames: frames, nominalFPS: fps, toleranceFrames: tol,
-                          mirrored: root["mirrored"] as? Bool ?? false, face: face, events: events,
-                          absent: Set(root["absent"] as? [String] ?? []), dontCare: dontCare)
+        return ClipLabels(
+            video: resolved, frames: frames, nominalFPS: fps, toleranceFrames: tol,
+            mirrored: root["mirrored"] as? Bool ?? false, face: face, events: events,
+            absent: Set(root["absent"] as? [String] ?? []), dontCare: dontCare)
     }
 
     /// The frames in which an occurrence matches the labelled `event` (SPEC.md "Labels files"). Clamped to
@@ -106,7 +114,8 @@ public struct ClipLabels: Sendable {
         if event.event == EventName.blink {
             after = max(tol, Int((0.15 * nominalFPS).rounded(.up)))
         }
-        let start = min(max(event.start, -limit), limit), end = min(max(event.end, start), limit)
+        let start = min(max(event.start, -limit), limit)
+        let end = min(max(event.end, start), limit)
         return (start - tol)...(end + after)
     }
 
@@ -147,13 +156,21 @@ public struct Score: Sendable, Equatable, Encodable {
     public var precision: Double {
         truePositives + falsePositives == 0 ? 1 : Double(truePositives) / Double(truePositives + falsePositives)
     }
-    public var recall: Double { truePositives + misses == 0 ? 1 : Double(truePositives) / Double(truePositives + misses) }
+    public var recall: Double {
+        truePositives + misses == 0 ? 1 : Double(truePositives) / Double(truePositives + misses)
+    }
     public var f1: Double {
-        let p = precision, r = recall
+        let p = precision
+        let r = recall
         return p + r == 0 ? 0 : 2 * p * r / (p + r)
     }
 
-    enum CodingKeys: String, CodingKey { case truePositives = "tp", falsePositives = "fp", misses = "missed", precision, recall, f1 }
+    enum CodingKeys: String, CodingKey {
+        case truePositives = "tp"
+        case falsePositives = "fp"
+        case misses = "missed"
+        case precision, recall, f1
+    }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -166,8 +183,9 @@ public struct Score: Sendable, Equatable, Encodable {
     }
 
     static func + (a: Score, b: Score) -> Score {
-        Score(truePositives: a.truePositives + b.truePositives, falsePositives: a.falsePositives + b.falsePositives,
-              misses: a.misses + b.misses)
+        Score(
+            truePositives: a.truePositives + b.truePositives, falsePositives: a.falsePositives + b.falsePositives,
+            misses: a.misses + b.misses)
     }
 }
 
@@ -215,7 +233,8 @@ public func score(events: [ExpressionEvent], labels: ClipLabels) -> ClipScore {
         }
         let faceEvents: Set<String> = [EventName.faceFound, EventName.faceLost]
         let ignored = labels.dontCare.contains { d in
-            let covers = d.event == nil || d.event == e.event
+            let covers =
+                d.event == nil || d.event == e.event
                 || (d.event.map(faceEvents.contains) == true && faceEvents.contains(e.event))
             return covers && (d.start...d.end).contains(e.frame)
         }

@@ -10,7 +10,8 @@ import WinkDaemon
 ///      "neutral":{...},"pose":{"yaw":3.1,"pitch":-2,"roll":0.4},"interocular":96.2,"brightness":121,
 ///      "visible":1,"landmarks":[x0,y0,x1,y1,...]}
 ///
-/// - `measures` and `neutral`: `FaceMeasures` by field name (eye aspect ratios, eye-state closed probabilities, lengths per
+/// - `measures` and `neutral`: `FaceMeasures` by field name (eye aspect ratios, eye-state closed probabilities,
+/// lengths per
 ///   outer-eye-corner distance; see `FaceMeasures`), this frame's and the learned neutral's.
 /// - `pose`: head pose in degrees (`HeadPose`). `interocular`: outer eye corner distance in pixels.
 ///   `brightness`: median grey level of the face, 0...255. `visible`: fraction of the face in the frame.
@@ -33,8 +34,10 @@ public struct MeasuresLine: Encodable, Sendable {
         time = rounded(info.time, places: 3)
         self.measures = Self.fields(measures)
         self.neutral = Self.fields(neutral)
-        pose = ["yaw": rounded(Double(face.pose.yaw), places: 2), "pitch": rounded(Double(face.pose.pitch), places: 2),
-                "roll": rounded(Double(face.pose.roll), places: 2)]
+        pose = [
+            "yaw": rounded(Double(face.pose.yaw), places: 2), "pitch": rounded(Double(face.pose.pitch), places: 2),
+            "roll": rounded(Double(face.pose.roll), places: 2),
+        ]
         interocular = rounded(Double(face.quality.interocularPixels), places: 2)
         brightness = rounded(Double(face.quality.medianBrightness), places: 1)
         visible = rounded(Double(face.quality.visibleFraction), places: 3)

@@ -18,9 +18,10 @@ public final class FakeV4L2Device: V4L2Syscalls, @unchecked Sendable {
         /// Pixels: a flat `level` when given; else the device's picture when it has one; else every luma
         /// byte is `(fill + x + y) & 0xff` and BGR pixels are (fill, fill+1, fill+2). It waits while no
         /// buffer is queued.
-        case frame(sequence: UInt32? = nil, nanoseconds: UInt64? = nil,
-                   flags: V4L2BufferFlags = .timestampMonotonic, fill: UInt8 = 0, level: UInt8? = nil,
-                   bytesUsed: Int? = nil)
+        case frame(
+            sequence: UInt32? = nil, nanoseconds: UInt64? = nil,
+            flags: V4L2BufferFlags = .timestampMonotonic, fill: UInt8 = 0, level: UInt8? = nil,
+            bytesUsed: Int? = nil)
         /// The call fails with this errno; `ENODEV` also unplugs the device (see `setPresent`).
         case fail(Int32)
     }
@@ -34,9 +35,10 @@ public final class FakeV4L2Device: V4L2Syscalls, @unchecked Sendable {
         /// False while unplugged: `open` fails with `ENOENT`, calls on a descriptor still open with `ENODEV`.
         public var present = true
 
-        public init(capability: V4L2Capability, formats: [V4L2FormatOffer], openError: Int32? = nil,
-                    access: DeviceAccess? = nil)
-        {
+        public init(
+            capability: V4L2Capability, formats: [V4L2FormatOffer], openError: Int32? = nil,
+            access: DeviceAccess? = nil
+        ) {
             self.capability = capability
             self.formats = formats
             self.openError = openError
@@ -98,14 +100,19 @@ public final class FakeV4L2Device: V4L2Syscalls, @unchecked Sendable {
     /// camera; it delivers grey whatever format is asked for.
     public init(path: String = "/dev/video7", picture: PixelBuffer) {
         let size = (picture.width, picture.height, [UInt32(30)])
-        var state = State(nodes: [path: Node(capability: Self.captureCapability(card: "Scripted Cam"),
-                                             formats: [Self.offer(.grey, "8-bit Greyscale", [size])])])
+        var state = State(nodes: [
+            path: Node(
+                capability: Self.captureCapability(card: "Scripted Cam"),
+                formats: [Self.offer(.grey, "8-bit Greyscale", [size])])
+        ])
         state.conversions = []
         state.paced = true
         self.state = state
         self.path = path
-        self.picture = (Array(UnsafeBufferPointer(start: picture.gray, count: picture.width * picture.height)),
-                        picture.width, picture.height)
+        self.picture = (
+            Array(UnsafeBufferPointer(start: picture.gray, count: picture.width * picture.height)),
+            picture.width, picture.height
+        )
     }
 
     deinit { for block in state.memory { block.deallocate() } }
@@ -167,22 +174,27 @@ public final class FakeV4L2Device: V4L2Syscalls, @unchecked Sendable {
     /// Every fd opened has been closed and every mapping unmapped.
     public var released: Bool { locked { $0.openNodes.isEmpty && $0.mapped.isEmpty && $0.openCount == $0.closeCount } }
 
-    public static func captureCapability(card: String = "Fake Cam", caps: V4L2Capabilities = [.videoCapture, .streaming])
+    public static func captureCapability(
+        card: String = "Fake Cam", caps: V4L2Capabilities = [.videoCapture, .streaming]
+    )
         -> V4L2Capability
     {
-        V4L2Capability(driver: "uvcvideo", card: card, busInfo: "usb-0000:00:14.0-1",
-                       capabilities: [.videoCapture, .metaCapture, .streaming, .deviceCaps], deviceCapabilities: caps)
+        V4L2Capability(
+            driver: "uvcvideo", card: card, busInfo: "usb-0000:00:14.0-1",
+            capabilities: [.videoCapture, .metaCapture, .streaming, .deviceCaps], deviceCapabilities: caps)
     }
 
     /// A format offering discrete sizes, each with the given rates in frames per second.
-    public static func offer(_ format: PixelFormat, _ description: String, compressed: Bool = false,
-                             _ sizes: [(Int, Int, [UInt32])]) -> V4L2FormatOffer
-    {
+    public static func offer(
+        _ format: PixelFormat, _ description: String, compressed: Bool = false,
+        _ sizes: [(Int, Int, [UInt32])]
+    ) -> V4L2FormatOffer {
         V4L2FormatOffer(
             format: V4L2FormatEntry(pixelFormat: format, description: description, isCompressed: compressed),
             sizes: sizes.map { w, h, rates in
-                V4L2FrameSizeOffer(entry: .discrete(FrameSize(width: w, height: h)),
-                                   intervals: rates.map { .discrete(Fraction(1, $0)) })
+                V4L2FrameSizeOffer(
+                    entry: .discrete(FrameSize(width: w, height: h)),
+                    intervals: rates.map { .discrete(Fraction(1, $0)) })
             })
     }
 
@@ -249,7 +261,7 @@ public final class FakeV4L2Device: V4L2Syscalls, @unchecked Sendable {
     {
         try withNode(fd) { node, _ throws(Errno) in
             guard let offer = node.formats.first(where: { $0.format.pixelFormat == pixelFormat }),
-                  let sizeOffer = offer.sizes.first(where: { $0.candidateSizes.contains(size) })
+                let sizeOffer = offer.sizes.first(where: { $0.candidateSizes.contains(size) })
             else { throw Errno(code: EINVAL) }
             return index < sizeOffer.intervals.count ? sizeOffer.intervals[index] : nil
         }
@@ -260,13 +272,15 @@ public final class FakeV4L2Device: V4L2Syscalls, @unchecked Sendable {
             state.requestedFormats.append(wanted)
             let native = node.formats.map(\.format.pixelFormat)
             // Like a driver, answer with a format it has when the one asked for is unknown.
-            let pixelFormat = native.contains(wanted.pixelFormat) || state.conversions.contains(wanted.pixelFormat)
+            let pixelFormat =
+                native.contains(wanted.pixelFormat) || state.conversions.contains(wanted.pixelFormat)
                 ? wanted.pixelFormat : native[0]
             let bytesPerPixel = pixelFormat == .bgr24 || pixelFormat == .rgb24 ? 3 : 1
             let planeBytes = wanted.width * wanted.height * bytesPerPixel
-            state.format = V4L2ImageFormat(pixelFormat: pixelFormat, width: wanted.width, height: wanted.height,
-                                           bytesPerLine: wanted.width * bytesPerPixel,
-                                           sizeImage: pixelFormat == .yuv420 ? planeBytes * 3 / 2 : planeBytes)
+            state.format = V4L2ImageFormat(
+                pixelFormat: pixelFormat, width: wanted.width, height: wanted.height,
+                bytesPerLine: wanted.width * bytesPerPixel,
+                sizeImage: pixelFormat == .yuv420 ? planeBytes * 3 / 2 : planeBytes)
             return state.format
         }
     }
@@ -319,9 +333,10 @@ public final class FakeV4L2Device: V4L2Syscalls, @unchecked Sendable {
                 let index = state.queued.removeFirst()
                 paint(state.memory[index], format: state.format, fill: fill, level: level)
                 state.sequence = sequence ?? state.sequence &+ 1
-                return V4L2DequeuedBuffer(index: index, bytesUsed: bytesUsed ?? state.format.sizeImage, flags: flags,
-                                          sequence: state.sequence,
-                                          timestampNanoseconds: nanoseconds ?? Self.monotonicNanoseconds())
+                return V4L2DequeuedBuffer(
+                    index: index, bytesUsed: bytesUsed ?? state.format.sizeImage, flags: flags,
+                    sequence: state.sequence,
+                    timestampNanoseconds: nanoseconds ?? Self.monotonicNanoseconds())
             }
         }
     }
@@ -373,7 +388,8 @@ public final class FakeV4L2Device: V4L2Syscalls, @unchecked Sendable {
 
     public func mapBuffer(_ fd: Int32, length: Int, offset: Int) throws(Errno) -> UnsafeMutableRawPointer {
         try withNode(fd) { _, state throws(Errno) in
-            guard state.bufferLength > 0, offset % state.bufferLength == 0, offset / state.bufferLength < state.memory.count
+            guard state.bufferLength > 0, offset % state.bufferLength == 0,
+                offset / state.bufferLength < state.memory.count
             else { throw Errno(code: EINVAL) }
             state.mapCount += 1
             let address = state.memory[offset / state.bufferLength]

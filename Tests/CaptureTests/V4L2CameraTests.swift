@@ -1,16 +1,19 @@
-@testable import Capture
 import CaptureTestSupport
 import Glibc
 import Testing
 import WinkCore
+
+@testable import Capture
 
 struct V4L2CameraTests {
     static let second: UInt64 = 1_000_000_000
 
     /// Two frames 1/30 s apart, starting 5 s after boot.
     static func twoFrames() -> [FakeV4L2Device.Step] {
-        [.frame(sequence: 0, nanoseconds: 5 * second, fill: 10),
-         .frame(sequence: 1, nanoseconds: 5 * second + 33_333_333, fill: 20)]
+        [
+            .frame(sequence: 0, nanoseconds: 5 * second, fill: 10),
+            .frame(sequence: 1, nanoseconds: 5 * second + 33_333_333, fill: 20),
+        ]
     }
 
     /// Opens the fake and reads two frames, checking size, pixels and timestamps.
@@ -22,7 +25,8 @@ struct V4L2CameraTests {
         #expect(buffer.width == size.width && buffer.height == size.height)
         #expect(first == FrameInfo(index: 0, time: 0, monotonicNanoseconds: 5 * Self.second))
         #expect(buffer.gray[0] == 10 && buffer.gray[size.width + 3] == 14)
-        #expect(buffer.gray[size.width * size.height - 1] == UInt8(truncatingIfNeeded: 10 + size.width + size.height - 2))
+        #expect(
+            buffer.gray[size.width * size.height - 1] == UInt8(truncatingIfNeeded: 10 + size.width + size.height - 2))
         let second = try #require(try camera.read(into: buffer))
         #expect(second.index == 1)
         #expect(abs(second.time - 0.033333333) < 1e-9)
@@ -33,8 +37,9 @@ struct V4L2CameraTests {
 
     @Test func mjpegOnlyCameraIsConvertedToYUV420AtTheLargestSizeUpTo640x480() throws {
         let fake = FakeV4L2Device(formats: [
-            FakeV4L2Device.offer(.mjpeg, "Motion-JPEG", compressed: true,
-                                 [(1280, 720, [30]), (640, 480, [30, 15]), (320, 240, [30])]),
+            FakeV4L2Device.offer(
+                .mjpeg, "Motion-JPEG", compressed: true,
+                [(1280, 720, [30]), (640, 480, [30, 15]), (320, 240, [30])])
         ])
         let camera = try readTwoFrames(fake, expecting: FrameSize(width: 640, height: 480))
         #expect(fake.requestedFormats == [V4L2ImageFormat(pixelFormat: .yuv420, width: 640, height: 480)])
@@ -46,7 +51,7 @@ struct V4L2CameraTests {
 
     @Test func yuyvOnlyCameraPrefersASizeThatReaches30fps() throws {
         let fake = FakeV4L2Device(formats: [
-            FakeV4L2Device.offer(.yuyv, "YUYV 4:2:2", [(640, 480, [15, 5]), (352, 288, [30]), (320, 240, [30])]),
+            FakeV4L2Device.offer(.yuyv, "YUYV 4:2:2", [(640, 480, [15, 5]), (352, 288, [30]), (320, 240, [30])])
         ])
         _ = try readTwoFrames(fake, expecting: FrameSize(width: 352, height: 288))
         #expect(fake.requestedFormats.map(\.pixelFormat) == [.yuv420])
@@ -56,8 +61,11 @@ struct V4L2CameraTests {
         let fake = FakeV4L2Device(formats: [FakeV4L2Device.offer(.grey, "8-bit Greyscale", [(320, 240, [30])])])
         let camera = try readTwoFrames(fake, expecting: FrameSize(width: 320, height: 240))
         #expect(fake.requestedFormats.map(\.pixelFormat) == [.grey])
-        #expect(camera.format == V4L2ImageFormat(pixelFormat: .grey, width: 320, height: 240, bytesPerLine: 320,
-                                                 sizeImage: 320 * 240))
+        #expect(
+            camera.format
+                == V4L2ImageFormat(
+                    pixelFormat: .grey, width: 320, height: 240, bytesPerLine: 320,
+                    sizeImage: 320 * 240))
     }
 
     static let vga = [FakeV4L2Device.offer(.yuyv, "YUYV 4:2:2", [(64, 48, [30])])]
@@ -115,8 +123,10 @@ struct V4L2CameraTests {
     }
 
     @Test func metadataNodeAndNoFormatsAreUnsupported() throws {
-        let meta = FakeV4L2Device(nodes: ["/dev/video1": .init(
-            capability: FakeV4L2Device.captureCapability(caps: [.metaCapture, .streaming]), formats: Self.vga)])
+        let meta = FakeV4L2Device(nodes: [
+            "/dev/video1": .init(
+                capability: FakeV4L2Device.captureCapability(caps: [.metaCapture, .streaming]), formats: Self.vga)
+        ])
         let error = try #require(throws: CaptureError.self) { try V4L2Camera(path: "/dev/video1", syscalls: meta) }
         #expect(error.code == .unsupported && meta.released)
 
@@ -223,8 +233,12 @@ struct V4L2CameraTests {
 
 struct V4L2SizeSelectionTests {
     static let several = [
-        FakeV4L2Device.offer(.mjpeg, "Motion-JPEG", [(1280, 720, [30]), (800, 600, [30]), (640, 480, [15]),
-                                                     (640, 360, [30]), (320, 240, [30])]),
+        FakeV4L2Device.offer(
+            .mjpeg, "Motion-JPEG",
+            [
+                (1280, 720, [30]), (800, 600, [30]), (640, 480, [15]),
+                (640, 360, [30]), (320, 240, [30]),
+            ]),
         FakeV4L2Device.offer(.yuyv, "YUYV", [(640, 480, [10]), (424, 240, [30])]),
     ]
 
@@ -243,22 +257,30 @@ struct V4L2SizeSelectionTests {
     }
 
     @Test func explicitSizeIsTakenOrTheNearestOffered() {
-        #expect(V4L2Camera.chooseSize(Self.several, settings: .init(width: 800, height: 600))
-                    == FrameSize(width: 800, height: 600))
+        #expect(
+            V4L2Camera.chooseSize(Self.several, settings: .init(width: 800, height: 600))
+                == FrameSize(width: 800, height: 600))
         // |1280 - 1024| + |720 - 768| = 304 beats |800 - 1024| + |600 - 768| = 392.
-        #expect(V4L2Camera.chooseSize(Self.several, settings: .init(width: 1024, height: 768))
-                    == FrameSize(width: 1280, height: 720))
-        #expect(V4L2Camera.chooseSize(Self.several, settings: .init(width: 330, height: 250))
-                    == FrameSize(width: 320, height: 240))
+        #expect(
+            V4L2Camera.chooseSize(Self.several, settings: .init(width: 1024, height: 768))
+                == FrameSize(width: 1280, height: 720))
+        #expect(
+            V4L2Camera.chooseSize(Self.several, settings: .init(width: 330, height: 250))
+                == FrameSize(width: 320, height: 240))
     }
 
     @Test func stepwiseSizesOfferCommonSizesOnTheirGrid() {
-        let stepwise = [V4L2FormatOffer(
-            format: V4L2FormatEntry(pixelFormat: .yuyv, description: "YUYV"),
-            sizes: [V4L2FrameSizeOffer(
-                entry: .stepwise(minimum: FrameSize(width: 160, height: 120), maximum: FrameSize(width: 1280, height: 720),
-                                 step: FrameSize(width: 8, height: 8)),
-                intervals: [.stepwise(minimum: Fraction(1, 30), maximum: Fraction(1, 5), step: Fraction(1, 1))])])]
+        let stepwise = [
+            V4L2FormatOffer(
+                format: V4L2FormatEntry(pixelFormat: .yuyv, description: "YUYV"),
+                sizes: [
+                    V4L2FrameSizeOffer(
+                        entry: .stepwise(
+                            minimum: FrameSize(width: 160, height: 120), maximum: FrameSize(width: 1280, height: 720),
+                            step: FrameSize(width: 8, height: 8)),
+                        intervals: [.stepwise(minimum: Fraction(1, 30), maximum: Fraction(1, 5), step: Fraction(1, 1))])
+                ])
+        ]
         #expect(V4L2Camera.chooseSize(stepwise, settings: .init()) == FrameSize(width: 640, height: 480))
     }
 

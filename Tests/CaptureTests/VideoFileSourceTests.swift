@@ -11,8 +11,10 @@ struct VideoFileSourceTests {
     static let videos = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures/video")
 
-    static let names = ["single_face.mp4", "single_face_wink_left.mp4", "single_face_wink_right.mp4",
-                        "no_face.mp4", "noface_face.mov", "face_noface.mov"]
+    static let names = [
+        "single_face.mp4", "single_face_wink_left.mp4", "single_face_wink_right.mp4",
+        "no_face.mp4", "noface_face.mov", "face_noface.mov",
+    ]
 
     @Test(arguments: names)
     func framesAndTimestampsAreVideoCapturesOwn(name: String) throws {
@@ -23,14 +25,22 @@ struct VideoFileSourceTests {
         defer { wm_video_close(ours) }
         let reference = try #require(vcr_open(path))
         defer { vcr_close(reference) }
-        var w: Int32 = 0, h: Int32 = 0, fps: Double = 0
+        var w: Int32 = 0
+        var h: Int32 = 0
+        var fps: Double = 0
         wm_video_info(ours, &w, &h, &fps)
         #expect(w > 0 && h > 0 && fps > 0)
         let n = Int(w) * Int(h)
-        var a = [UInt8](repeating: 0, count: n), b = [UInt8](repeating: 0, count: n)
-        var frames = 0, differingFrames = 0, worstTimeError = 0.0, lastTime = -1.0, drained = 0
+        var a = [UInt8](repeating: 0, count: n)
+        var b = [UInt8](repeating: 0, count: n)
+        var frames = 0
+        var differingFrames = 0
+        var worstTimeError = 0.0
+        var lastTime = -1.0
+        var drained = 0
         while true {
-            var msA = 0.0, msB = 0.0
+            var msA = 0.0
+            var msB = 0.0
             let sa = wm_video_read(ours, &a, nil, &msA)
             let sb = vcr_read(reference, &b, w, h, &msB)
             #expect(sb != -1, "VideoCapture frame \(frames) has another size")
@@ -106,8 +116,10 @@ struct VideoFileSourceTests {
         let source = try VideoFileSource(path: file.path)
         #expect(source.width == 500 && source.height == 375)
         let buffer = PixelBuffer()
-        var means: [Double] = [], lastTime = -1.0
-        var fifth: [UInt8] = [], last: [UInt8] = []
+        var means: [Double] = []
+        var lastTime = -1.0
+        var fifth: [UInt8] = []
+        var last: [UInt8] = []
         while let info = try source.read(into: buffer) {
             #expect(buffer.width == 500 && buffer.height == 375 && info.time > lastTime)
             lastTime = info.time
@@ -124,7 +136,8 @@ struct VideoFileSourceTests {
         let original = PixelBuffer()
         _ = try still.read(into: original)
         let n = original.width * original.height
-        let stillMean = Double(UnsafeBufferPointer(start: original.gray, count: n).reduce(0) { $0 + Int($1) }) / Double(n)
+        let stillMean =
+            Double(UnsafeBufferPointer(start: original.gray, count: n).reduce(0) { $0 + Int($1) }) / Double(n)
         #expect(abs(means[9] - stillMean) < 2, "rescaled mean \(means[9]), photo \(stillMean)")
     }
 
@@ -139,12 +152,15 @@ struct VideoFileSourceTests {
         let tkhd = try #require(data.range(of: Data("tkhd".utf8))).lowerBound
         try #require(data[tkhd + 4] == 0, "a version 0 track header")
         // a b u / c d v / x y w in 16.16 (2.30 for u, v, w); movenc.c's matrices for rotate=90/180/270.
-        let matrix: [Int32] = switch degrees {
-        case 90: [0, 65536, 0, -65536, 0, 0, 360 << 16, 0, 1 << 30]
-        case 180: [-65536, 0, 0, 0, -65536, 0, 640 << 16, 360 << 16, 1 << 30]
-        default: [0, -65536, 0, 65536, 0, 0, 0, 640 << 16, 1 << 30]
+        let matrix: [Int32] =
+            switch degrees {
+            case 90: [0, 65536, 0, -65536, 0, 0, 360 << 16, 0, 1 << 30]
+            case 180: [-65536, 0, 0, 0, -65536, 0, 640 << 16, 360 << 16, 1 << 30]
+            default: [0, -65536, 0, 65536, 0, 0, 0, 640 << 16, 1 << 30]
+            }
+        let bytes = matrix.flatMap { v in
+            (0..<4).map { UInt8(truncatingIfNeeded: UInt32(bitPattern: v) >> (24 - 8 * $0)) }
         }
-        let bytes = matrix.flatMap { v in (0..<4).map { UInt8(truncatingIfNeeded: UInt32(bitPattern: v) >> (24 - 8 * $0)) } }
         data.replaceSubrange((tkhd + 44)..<(tkhd + 80), with: bytes)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-rotate-\(getpid())-\(degrees)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -152,10 +168,12 @@ struct VideoFileSourceTests {
         let rotatedFile = dir.appendingPathComponent("rotated.mp4")
         try data.write(to: rotatedFile)
 
-        let upright = try VideoFileSource(path: original.path), turned = try VideoFileSource(path: rotatedFile.path)
+        let upright = try VideoFileSource(path: original.path)
+        let turned = try VideoFileSource(path: rotatedFile.path)
         let (w, h) = (upright.width, upright.height)
         #expect(degrees == 180 ? (turned.width == w && turned.height == h) : (turned.width == h && turned.height == w))
-        let a = PixelBuffer(), b = PixelBuffer()
+        let a = PixelBuffer()
+        let b = PixelBuffer()
         for frame in 0..<5 {
             try #require(try upright.read(into: a) != nil && turned.read(into: b) != nil)
             try #require(b.width * b.height == w * h && b.width == (degrees == 180 ? w : h))
@@ -164,11 +182,12 @@ struct VideoFileSourceTests {
             var differing = 0
             for y in 0..<b.height {
                 for x in 0..<b.width {
-                    let expected = switch degrees {
-                    case 90: src[(h - 1 - x) * w + y]       // clockwise
-                    case 180: src[(h - 1 - y) * w + (w - 1 - x)]
-                    default: src[x * w + (w - 1 - y)]       // counter-clockwise
-                    }
+                    let expected =
+                        switch degrees {
+                        case 90: src[(h - 1 - x) * w + y]  // clockwise
+                        case 180: src[(h - 1 - y) * w + (w - 1 - x)]
+                        default: src[x * w + (w - 1 - y)]  // counter-clockwise
+                        }
                     if out[y * b.width + x] != expected { differing += 1 }
                 }
             }
@@ -184,8 +203,9 @@ struct VideoFileSourceTests {
         try #require(mkfifo(fifo, 0o600) == 0)
         for path in [fifo, "/dev/zero"] {
             let error = #expect(throws: CaptureError.self) { try openMediaFile(path: path) }
-            #expect(error?.code == .unreadable && error?.description.contains("not a regular file") == true,
-                    "\(error?.description ?? "")")
+            #expect(
+                error?.code == .unreadable && error?.description.contains("not a regular file") == true,
+                "\(error?.description ?? "")")
         }
     }
 
@@ -195,8 +215,9 @@ struct VideoFileSourceTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let disguised = dir.appendingPathComponent("photo.dat")
-        try FileManager.default.copyItem(at: Self.videos.deletingLastPathComponent()
-            .appendingPathComponent("images/dlib/2008_001009.jpg"), to: disguised)
+        try FileManager.default.copyItem(
+            at: Self.videos.deletingLastPathComponent()
+                .appendingPathComponent("images/dlib/2008_001009.jpg"), to: disguised)
         let source = try openMediaFile(path: disguised.path)
         let buffer = PixelBuffer()
         #expect(try source.read(into: buffer) != nil && buffer.width == 360 && buffer.height == 480)
@@ -206,7 +227,8 @@ struct VideoFileSourceTests {
         var generator = SystemRandomNumberGenerator()
         try Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: noise)
         let error = #expect(throws: CaptureError.self) { try openMediaFile(path: noise.path) }
-        #expect(error?.code == .notMedia && error?.description.contains("FFmpeg") == true, "\(error?.description ?? "")")
+        #expect(
+            error?.code == .notMedia && error?.description.contains("FFmpeg") == true, "\(error?.description ?? "")")
     }
 
     @Test func aTruncatedRecordingEndsEarlyWithoutCrashing() throws {
@@ -223,7 +245,7 @@ struct VideoFileSourceTests {
             guard let source = try? VideoFileSource(path: path) else { continue }
             let buffer = PixelBuffer()
             var frames = 0
-            while let _ = try source.read(into: buffer) { frames += 1 }
+            while (try source.read(into: buffer)) != nil { frames += 1 }
             #expect(frames < 72, "\(path) gave \(frames) frames")
         }
     }

@@ -45,14 +45,19 @@ struct AnalyzeCommandTests {
         let photo = Binaries.fixture("images/dogs.jpg")
         let still = try Binaries.run("winkctl", ["analyze", photo], environment: environment)
         #expect(still.status == 70)
-        #expect(still.stderrLines == ["winkctl: \(photo): OpenCV codec plugin not loaded: /nonexistent/libWinkCodecs.so missing"])
-        let video = try Binaries.run("winkctl", ["analyze", Binaries.fixture("video/single_face.mp4")],
-                                     environment: environment)
+        #expect(
+            still.stderrLines == [
+                "winkctl: \(photo): OpenCV codec plugin not loaded: /nonexistent/libWinkCodecs.so missing"
+            ])
+        let video = try Binaries.run(
+            "winkctl", ["analyze", Binaries.fixture("video/single_face.mp4")],
+            environment: environment)
         #expect(video.status == 0, "\(video.stderr)")
         // --plot writes through the plugin too: the same exit 70 (it used to be 69, "cannot write").
         let plot = try Binaries.temporaryDirectory().appendingPathComponent("p.png").path
-        let plotted = try Binaries.run("winkctl", ["analyze", Binaries.fixture("video/single_face.mp4"), "--plot", plot],
-                                       environment: environment)
+        let plotted = try Binaries.run(
+            "winkctl", ["analyze", Binaries.fixture("video/single_face.mp4"), "--plot", plot],
+            environment: environment)
         #expect(plotted.status == 70 && plotted.stderr.contains("OpenCV codec plugin not loaded"), "\(plotted.stderr)")
         let found = try Binaries.run("winkctl", ["analyze", photo])
         #expect(found.status == 0, "the plugin beside winkctl is found: \(found.stderr)")
@@ -75,7 +80,8 @@ struct ModelFileTests {
     @Test func missingModel() throws {
         let r = try analyse(model: "/nonexistent/shape_predictor_68_face_landmarks.dat")
         #expect(r.status == 78)
-        #expect(r.stderrLines == ["winkctl: /nonexistent/shape_predictor_68_face_landmarks.dat: model file does not exist"])
+        #expect(
+            r.stderrLines == ["winkctl: /nonexistent/shape_predictor_68_face_landmarks.dat: model file does not exist"])
     }
 
     @Test func directoryTextAndCompressedModels() throws {
@@ -85,7 +91,9 @@ struct ModelFileTests {
         let text = dir.appendingPathComponent("model.dat")
         try Data("not a model at all, just some text\n".utf8).write(to: text)
         let t = try analyse(model: text.path)
-        #expect(t.status == 78 && t.stderrLines.count == 1 && t.stderr.contains("not a dlib shape predictor"), "\(t.stderr)")
+        #expect(
+            t.status == 78 && t.stderrLines.count == 1 && t.stderr.contains("not a dlib shape predictor"), "\(t.stderr)"
+        )
         let bz2 = dir.appendingPathComponent("shape_predictor_68_face_landmarks.dat.bz2")
         try Data([0x42, 0x5A, 0x68, 0x39, 0x31, 0x41, 0x59, 0x26, 0x53, 0x59]).write(to: bz2)
         let b = try analyse(model: bz2.path)
@@ -106,6 +114,8 @@ struct ModelFileTests {
         try Data(bytes).write(to: file)
         let r = try analyse(model: file.path)
         #expect(r.status == 78)
-        #expect(r.stderrLines.count == 1 && r.stderr.contains("5 landmarks") && r.stderr.contains("68-point"), "\(r.stderr)")
+        #expect(
+            r.stderrLines.count == 1 && r.stderr.contains("5 landmarks") && r.stderr.contains("68-point"), "\(r.stderr)"
+        )
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 /// Issue 15 with the real binaries: the default configuration file, `--config` naming a missing file,
 /// `winkd --print-config`, `winkctl config`, a reload of the default file, and `winkctl status`.
@@ -11,7 +11,8 @@ struct ConfigurationAndStatusTests {
     func configHome(_ json: String?) throws -> URL {
         let home = try Binaries.temporaryDirectory()
         if let json {
-            try FileManager.default.createDirectory(at: home.appendingPathComponent("winkd"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: home.appendingPathComponent("winkd"), withIntermediateDirectories: true)
             try Data(json.utf8).write(to: home.appendingPathComponent("winkd/config.json"))
         }
         return home
@@ -36,7 +37,8 @@ struct ConfigurationAndStatusTests {
         let missing = try Binaries.run("winkd", ["--config", home.appendingPathComponent("none.json").path])
         #expect(missing.status == 66)
         #expect(missing.stderr == "winkd: \(home.path)/none.json: no such configuration file\n", "\(missing.stderr)")
-        let winkctl = try Binaries.run("winkctl", ["config", "--config", home.appendingPathComponent("none.json").path])
+        let winkctl = try Binaries.run(
+            "winkctl", ["config", "--config", home.appendingPathComponent("none.json").path])
         #expect(winkctl.status == 66)
     }
 
@@ -60,11 +62,16 @@ struct ConfigurationAndStatusTests {
 
     /// winkd started without `--config` reads the default file, and a SIGHUP reads it again.
     @Test func theDefaultFileIsReadAndReloaded() throws {
-        let home = try configHome(#"{"analyzers": [{"event": "browRaise", "value": "browInnerUp", "enter": 0.5, "exit": 0.3}]}"#)
+        let home = try configHome(
+            #"{"analyzers": [{"event": "browRaise", "value": "browInnerUp", "enter": 0.5, "exit": 0.3}]}"#)
         let socket = try Binaries.temporaryDirectory().appendingPathComponent("s.sock").path
-        let daemon = winkd(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop"], home: home)
+        let daemon = winkd(
+            ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop"], home: home)
         try daemon.run()
-        defer { daemon.terminate(); daemon.waitUntilExit() }
+        defer {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
         let client = try #require(Wait.value { RawClient(path: socket) })
         let hello = client.read(until: { !$0.isEmpty }).first ?? ""
         #expect(hello.contains("\"browRaise\""), "\(hello)")
@@ -81,10 +88,16 @@ struct ConfigurationAndStatusTests {
         let home = try configHome(nil)
         let socket = try Binaries.temporaryDirectory().appendingPathComponent("s.sock").path
         let none = try Binaries.run("winkctl", ["status", "--socket", socket])
-        #expect(none.status == 69 && none.stderr == "winkctl: \(socket): no winkd listening (is it running?)\n", "\(none.stderr)")
-        let daemon = winkd(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop"], home: home)
+        #expect(
+            none.status == 69 && none.stderr == "winkctl: \(socket): no winkd listening (is it running?)\n",
+            "\(none.stderr)")
+        let daemon = winkd(
+            ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop"], home: home)
         try daemon.run()
-        defer { daemon.terminate(); daemon.waitUntilExit() }
+        defer {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
         let client = try #require(Wait.value { RawClient(path: socket) })
         _ = client.read(until: { $0.contains { $0.contains("source_opened") } })
         _ = client.read(for: 1.5)  // frames flow for the rate to be measured
@@ -107,8 +120,11 @@ struct ConfigurationAndStatusTests {
         let home = try configHome(nil)
         for (level, expectInfo) in [("info", true), ("warning", false)] {
             let socket = try Binaries.temporaryDirectory().appendingPathComponent("s.sock").path
-            let p = winkd(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--pace", "fast",
-                           "--log-level", level], home: home)
+            let p = winkd(
+                [
+                    "--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--pace", "fast",
+                    "--log-level", level,
+                ], home: home)
             let err = Pipe()
             p.standardError = err
             try p.run()

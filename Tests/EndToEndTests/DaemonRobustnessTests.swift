@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 /// A raw client of the event socket: connect, read lines.
 final class RawClient {
@@ -41,8 +41,9 @@ final class RawClient {
     /// Reads the hello and subscribes to every event it names plus coefficients.
     func subscribeToEverything() -> Bool {
         guard let hello = read(until: { !$0.isEmpty }).first,
-              let object = try? JSONSerialization.jsonObject(with: Data(hello.utf8)) as? [String: Any],
-              let events = object["events"] as? [String] else { return false }
+            let object = try? JSONSerialization.jsonObject(with: Data(hello.utf8)) as? [String: Any],
+            let events = object["events"] as? [String]
+        else { return false }
         let list = events.map { "\"\($0)\"" }.joined(separator: ",")
         send(#"{"type":"subscribe","id":1,"events":[\#(list)],"coefficients":true}"#)
         return true
@@ -110,8 +111,9 @@ struct DaemonRobustnessTests {
     /// winkd looping single_face.mp4 on a fresh socket, with `extra` arguments; the process and socket path.
     func startLooping(_ extra: [String] = []) throws -> (Process, String) {
         let socket = try Binaries.temporaryDirectory().appendingPathComponent("s.sock").path
-        let daemon = try start(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop"]
-                               + extra)
+        let daemon = try start(
+            ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop"]
+                + extra)
         return (daemon, socket)
     }
 
@@ -125,7 +127,10 @@ struct DaemonRobustnessTests {
         let (daemon, socket, config) = try startLoopingWithSmileConfiguration()
         let client = try #require(connect(socket))
         #expect(client.subscribeToEverything())
-        #expect(client.read(until: { $0.contains { $0.contains("\"coefficients\"") } }).contains { $0.contains("\"coefficients\"") })
+        #expect(
+            client.read(until: { $0.contains { $0.contains("\"coefficients\"") } }).contains {
+                $0.contains("\"coefficients\"")
+            })
 
         try Data(#"{"analyzers": [{"event": "smile", "enter": 0.5}]}"#.utf8).write(to: config)
         kill(daemon.processIdentifier, SIGHUP)

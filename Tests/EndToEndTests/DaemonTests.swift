@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 import WinkCore
 
 /// `winkd --source FILE --socket S` with `winkctl events --socket S` as a client: the real binaries.
@@ -25,8 +25,10 @@ struct DaemonTests {
     @Test func deliversTheEventsOfARecordingAfterHelloAndExitsAtItsEnd() throws {
         let dir = try Binaries.temporaryDirectory()
         let socket = dir.appendingPathComponent("events.sock").path
-        let (daemon, _) = try startDaemon(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
-                                           "--pace", "fast"])
+        let (daemon, _) = try startDaemon([
+            "--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
+            "--pace", "fast",
+        ])
         try waitForSocket(socket)
         let r = try Binaries.run("winkctl", ["events", "--socket", socket])
         daemon.waitUntilExit()
@@ -50,9 +52,14 @@ struct DaemonTests {
     @Test func servingARecordingLoadsNoImageCodecLibraries() throws {
         let dir = try Binaries.temporaryDirectory()
         let socket = dir.appendingPathComponent("events.sock").path
-        let (daemon, _) = try startDaemon(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
-                                           "--pace", "realtime", "--loop"])
-        defer { daemon.terminate(); daemon.waitUntilExit() }
+        let (daemon, _) = try startDaemon([
+            "--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
+            "--pace", "realtime", "--loop",
+        ])
+        defer {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
         try waitForSocket(socket)
         let client = try Binaries.run("winkctl", ["events", "--socket", socket, "--count", "2"])
         #expect(client.status == 0, "\(client.stderr)")
@@ -76,7 +83,9 @@ struct DaemonTests {
         let socket = dir.appendingPathComponent("events.sock").path
         let p = Process()
         p.executableURL = Binaries.directory.appendingPathComponent("winkd")
-        p.arguments = ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--model", model.path]
+        p.arguments = [
+            "--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--model", model.path,
+        ]
         p.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": dir.path]) { $1 }
         let err = Pipe()
         p.standardError = err
@@ -99,8 +108,10 @@ struct DaemonTests {
     @Test func subscribedClientGetsOnlyItsEvents() throws {
         let dir = try Binaries.temporaryDirectory()
         let socket = dir.appendingPathComponent("events.sock").path
-        let (daemon, _) = try startDaemon(["--source", Binaries.fixture("video/single_face_wink_left.mp4"),
-                                           "--socket", socket])
+        let (daemon, _) = try startDaemon([
+            "--source", Binaries.fixture("video/single_face_wink_left.mp4"),
+            "--socket", socket,
+        ])
         try waitForSocket(socket)
         let r = try Binaries.run("winkctl", ["events", "--socket", socket, "--events", "winkLeft,winkRight"])
         daemon.waitUntilExit()
@@ -114,7 +125,8 @@ struct DaemonTests {
         let socket = dir.appendingPathComponent("events.sock").path
         let (first, _) = try startDaemon(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket])
         try waitForSocket(socket)
-        let second = try Binaries.run("winkd", ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket])
+        let second = try Binaries.run(
+            "winkd", ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket])
         #expect(second.status == 69)
         #expect(second.stderrLines.last?.contains(socket) == true, "\(second.stderr)")
         first.terminate()
@@ -127,8 +139,10 @@ struct DaemonTests {
         kill(third.processIdentifier, SIGKILL)
         third.waitUntilExit()
         #expect(FileManager.default.fileExists(atPath: socket))
-        let (fourth, _) = try startDaemon(["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
-                                           "--pace", "fast"])
+        let (fourth, _) = try startDaemon([
+            "--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
+            "--pace", "fast",
+        ])
         // The stale file is there until the new daemon replaces it.
         var r = try Binaries.run("winkctl", ["events", "--socket", socket, "--count", "1"])
         try Wait.until(interval: 0.1) {
@@ -143,8 +157,12 @@ struct DaemonTests {
     @Test func badModelAndMissingFileExitBeforeServing() throws {
         let dir = try Binaries.temporaryDirectory()
         let socket = dir.appendingPathComponent("events.sock").path
-        let m = try Binaries.run("winkd", ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
-                                           "--model", "/nonexistent.dat"])
+        let m = try Binaries.run(
+            "winkd",
+            [
+                "--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket,
+                "--model", "/nonexistent.dat",
+            ])
         #expect(m.status == 78 && m.stderrLines.count == 1)
         let f = try Binaries.run("winkd", ["--source", "/nonexistent.mp4", "--socket", socket])
         #expect(f.status == 66 && f.stderrLines.count == 1)

@@ -1,14 +1,18 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Issue 15's exit codes: outputs that cannot be created are 73 and say why, before any work; a full disk
 /// is 74; a path that is not a socket says so.
 @Suite struct ExitCodeTests {
     @Test func aPlotInAMissingDirectoryIs73BeforeTheVideoIsRead() throws {
         let started = Date()
-        let r = try Binaries.run("winkctl", ["analyze", Binaries.fixture("video/single_face_wink_left.mp4"),
-                                             "--plot", "/nonexistent/plots/p.png"])
+        let r = try Binaries.run(
+            "winkctl",
+            [
+                "analyze", Binaries.fixture("video/single_face_wink_left.mp4"),
+                "--plot", "/nonexistent/plots/p.png",
+            ])
         #expect(r.status == 73)
         #expect(r.stderrLines == ["winkctl: /nonexistent/plots/p.png: no such directory /nonexistent/plots"])
         #expect(r.stdout.isEmpty, "no frame was processed: \(r.stdout.prefix(200))")
@@ -18,15 +22,27 @@ import TestSupport
     @Test func overlayAndCalibrateOutputsInAMissingDirectoryAre73() throws {
         let layout = try Binaries.temporaryDirectory().appendingPathComponent("layout.json")
         try Data(#"{"layers": []}"#.utf8).write(to: layout)
-        let overlay = try Binaries.run("winkctl", ["overlay", "--layout", layout.path,
-                                                   Binaries.fixture("images/expressions/single_face.jpg"),
-                                                   "-o", "/nonexistent/out.png"])
-        #expect(overlay.status == 73 && overlay.stderrLines == ["winkctl: /nonexistent/out.png: no such directory /nonexistent"],
-                "\(overlay.stderr)")
-        let calibrate = try Binaries.run("winkctl", ["calibrate", "--source", Binaries.fixture("video/single_face.mp4"),
-                                                     "-o", "/nonexistent/profile.json"])
-        #expect(calibrate.status == 73
-            && calibrate.stderrLines == ["winkctl: /nonexistent/profile.json: no such directory /nonexistent"], "\(calibrate.stderr)")
+        let overlay = try Binaries.run(
+            "winkctl",
+            [
+                "overlay", "--layout", layout.path,
+                Binaries.fixture("images/expressions/single_face.jpg"),
+                "-o", "/nonexistent/out.png",
+            ])
+        #expect(
+            overlay.status == 73
+                && overlay.stderrLines == ["winkctl: /nonexistent/out.png: no such directory /nonexistent"],
+            "\(overlay.stderr)")
+        let calibrate = try Binaries.run(
+            "winkctl",
+            [
+                "calibrate", "--source", Binaries.fixture("video/single_face.mp4"),
+                "-o", "/nonexistent/profile.json",
+            ])
+        #expect(
+            calibrate.status == 73
+                && calibrate.stderrLines == ["winkctl: /nonexistent/profile.json: no such directory /nonexistent"],
+            "\(calibrate.stderr)")
     }
 
     @Test(.enabled(if: TinyDisk.available, Comment(rawValue: TinyDisk.unavailableReason)))
@@ -35,8 +51,12 @@ import TestSupport
         let disk = try TinyDisk(in: folder)
         defer { disk.unmount() }
         disk.fill()
-        let r = try Binaries.run("winkctl", ["analyze", Binaries.fixture("images/expressions/single_face.jpg"),
-                                             "--plot", disk.path + "/p.png"])
+        let r = try Binaries.run(
+            "winkctl",
+            [
+                "analyze", Binaries.fixture("images/expressions/single_face.jpg"),
+                "--plot", disk.path + "/p.png",
+            ])
         #expect(r.status == 74, "\(r.stderr)")
         #expect(r.stderr.contains("No space left on device") || r.stderr.contains("no space left"), "\(r.stderr)")
     }
@@ -46,8 +66,11 @@ import TestSupport
         let file = folder.appendingPathComponent("events.sock").path
         FileManager.default.createFile(atPath: file, contents: Data())
         let r = try Binaries.run("winkctl", ["events", "--socket", file])
-        #expect(r.status == 69 && r.stderrLines == ["winkctl: \(file): not a socket (a regular file); give winkd's socket path"])
+        #expect(
+            r.status == 69
+                && r.stderrLines == ["winkctl: \(file): not a socket (a regular file); give winkd's socket path"])
         let directory = try Binaries.run("winkctl", ["events", "--socket", folder.path])
-        #expect(directory.stderrLines == ["winkctl: \(folder.path): not a socket (a directory); give winkd's socket path"])
+        #expect(
+            directory.stderrLines == ["winkctl: \(folder.path): not a socket (a directory); give winkd's socket path"])
     }
 }

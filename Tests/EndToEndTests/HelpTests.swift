@@ -1,11 +1,13 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// What a user types first: help, versions, and a mistyped command.
 @Suite struct HelpTests {
-    static let commands = ["analyze", "evaluate", "cameras", "input", "events", "status", "config", "overlay",
-                           "calibrate", "bench", "help", "completion", "manual"]
+    static let commands = [
+        "analyze", "evaluate", "cameras", "input", "events", "status", "config", "overlay",
+        "calibrate", "bench", "help", "completion", "manual",
+    ]
 
     @Test func helpAndVersionOnBothPrograms() throws {
         for flag in ["--help", "-h"] {
@@ -33,11 +35,17 @@ import TestSupport
     @Test func typosGetOneLineWithTheNearestName() throws {
         let command = try Binaries.run("winkctl", ["anlyze", "clip.mp4"])
         #expect(command.status == 64)
-        #expect(command.stderrLines == ["winkctl: unknown command 'anlyze'; did you mean 'analyze'? (winkctl --help lists them)"])
+        #expect(
+            command.stderrLines == [
+                "winkctl: unknown command 'anlyze'; did you mean 'analyze'? (winkctl --help lists them)"
+            ])
         let option = try Binaries.run("winkctl", ["events", "--coefficent"])
-        #expect(option.status == 64 && option.stderrLines == ["winkctl: unknown option '--coefficent'; did you mean --coefficients?"])
+        #expect(
+            option.status == 64
+                && option.stderrLines == ["winkctl: unknown option '--coefficent'; did you mean --coefficients?"])
         let daemon = try Binaries.run("winkd", ["--sourse", "/dev/video0"])
-        #expect(daemon.status == 64 && daemon.stderrLines == ["winkd: unknown option '--sourse'; did you mean --source?"])
+        #expect(
+            daemon.status == 64 && daemon.stderrLines == ["winkd: unknown option '--sourse'; did you mean --source?"])
     }
 
     /// Every command reads its whole command line before it fails for want of an operand: a command that
@@ -65,11 +73,13 @@ import TestSupport
         let result = try Binaries.capture(p)
         #expect(result.status == 0, "\(result.stderr)")
         let root = stage.appendingPathComponent("usr/local").path
-        for file in ["bin/winkd", "bin/winkctl", "lib/winkd/libWinkCodecs.so", "share/man/man1/winkd.1",
-                     "share/man/man1/winkctl.1", "share/bash-completion/completions/winkctl",
-                     "share/bash-completion/completions/winkd", "share/zsh/site-functions/_winkctl",
-                     "share/zsh/site-functions/_winkd", "share/fish/vendor_completions.d/winkctl.fish",
-                     "share/fish/vendor_completions.d/winkd.fish"] {
+        for file in [
+            "bin/winkd", "bin/winkctl", "lib/winkd/libWinkCodecs.so", "share/man/man1/winkd.1",
+            "share/man/man1/winkctl.1", "share/bash-completion/completions/winkctl",
+            "share/bash-completion/completions/winkd", "share/zsh/site-functions/_winkctl",
+            "share/zsh/site-functions/_winkd", "share/fish/vendor_completions.d/winkctl.fish",
+            "share/fish/vendor_completions.d/winkd.fish",
+        ] {
             #expect(FileManager.default.fileExists(atPath: "\(root)/\(file)"), "\(file)")
         }
         let page = try String(contentsOfFile: "\(root)/share/man/man1/winkd.1", encoding: .utf8)
@@ -89,6 +99,7 @@ import TestSupport
         p.environment = environment
         let result = try Binaries.capture(p)
         #expect(result.status == 66)
-        #expect(result.stderr == "install.sh: /nonexistent/build/winkd is missing; build first: swift build -c release\n")
+        #expect(
+            result.stderr == "install.sh: /nonexistent/build/winkd is missing; build first: swift build -c release\n")
     }
 }

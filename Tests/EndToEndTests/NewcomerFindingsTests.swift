@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Faults a newcomer found by trying the programs with bad input, each with the input that showed it.
 @Suite(.serialized)
@@ -16,7 +16,8 @@ struct NewcomerFindingsTests {
         #expect(Wait.forFile(socket), "winkd did not create \(socket)")
         let r = try Binaries.run("winkctl", ["events", "--socket", socket])
         daemon.waitUntilExit()
-        #expect(r.stdout.contains("\"event\":\"faceFound\"") && r.stdout.contains("\"event\":\"mouthOpen\""), "\(r.stdout)")
+        #expect(
+            r.stdout.contains("\"event\":\"faceFound\"") && r.stdout.contains("\"event\":\"mouthOpen\""), "\(r.stdout)")
     }
 
     @Test func aDeviceThatIsNotACameraIsRefusedAtStart() throws {
@@ -43,11 +44,14 @@ struct NewcomerFindingsTests {
     @Test func overlayRefusesToOverwriteItsInput() throws {
         let dir = try Binaries.temporaryDirectory()
         let input = dir.appendingPathComponent("face.jpg")
-        try FileManager.default.copyItem(atPath: Binaries.fixture("images/expressions/single_face.jpg"), toPath: input.path)
+        try FileManager.default.copyItem(
+            atPath: Binaries.fixture("images/expressions/single_face.jpg"), toPath: input.path)
         let before = try Data(contentsOf: input)
         let layout = dir.appendingPathComponent("layout.json")
-        try Data(#"{"layers": [{"feature": "eyes", "image": "\#(Binaries.fixture("overlays/sunglasses_rgba8.png"))"}]}"#.utf8)
-            .write(to: layout)
+        try Data(
+            #"{"layers": [{"feature": "eyes", "image": "\#(Binaries.fixture("overlays/sunglasses_rgba8.png"))"}]}"#.utf8
+        )
+        .write(to: layout)
         let r = try Binaries.run("winkctl", ["overlay", "--layout", layout.path, input.path, "-o", input.path])
         #expect(r.status == 64 && r.stderr.contains("overwrite"), "\(r.stderr)")
         #expect(try Data(contentsOf: input) == before)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Long offline runs: progress on stderr only when it is a terminal, one closing summary line either way,
 /// nothing with --quiet; `bench --json` is one JSON document.
@@ -28,8 +28,11 @@ import TestSupport
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         let winkctl = Binaries.directory.appendingPathComponent("winkctl").path
-        p.arguments = ["-qec", "\(winkctl) analyze \(Self.clip) --plot /nonexistent/x.png; \(winkctl) analyze \(Self.clip) >/dev/null",
-                       "/dev/null"]
+        p.arguments = [
+            "-qec",
+            "\(winkctl) analyze \(Self.clip) --plot /nonexistent/x.png; \(winkctl) analyze \(Self.clip) >/dev/null",
+            "/dev/null",
+        ]
         let r = try Binaries.capture(p)
         #expect(r.stdout.contains("/354 frames ("), "\(r.stdout.suffix(400))")
         #expect(r.stdout.contains("\r\u{1B}[Kanalyze: 354 frames, 354 with a face"), "\(r.stdout.suffix(400))")
@@ -39,7 +42,8 @@ import TestSupport
     @Test func evaluateEndsWithTheClipsAndTheTotal() throws {
         let r = try Binaries.run("winkctl", ["evaluate", Binaries.fixture("labels/single_face_wink_left.labels.json")])
         #expect(r.status == 0)
-        #expect(r.stderrLines.count == 1 && r.stderrLines[0].hasPrefix("evaluate: 80 frames, 80 with a face, ")
+        #expect(
+            r.stderrLines.count == 1 && r.stderrLines[0].hasPrefix("evaluate: 80 frames, 80 with a face, ")
                 && r.stderrLines[0].hasSuffix("; 1 clip, total F1 1.000"), "\(r.stderr)")
     }
 
@@ -51,8 +55,10 @@ import TestSupport
         #expect(rounds.count == 1 && rounds[0]["frames"] as? Int == 80)
         let fps = try #require(rounds[0]["fps"] as? [String: Double])
         #expect((fps["total"] ?? 0) > 0 && (fps["process"] ?? 0) >= (fps["total"] ?? 0))
-        #expect((rounds[0]["stages"] as? [[String: Any]])?.map { $0["name"] as? String } ==
-                ["decode", "tracking", "detection", "landmarks", "eye/pose", "expressions", "encode+socket"])
+        #expect(
+            (rounds[0]["stages"] as? [[String: Any]])?.map { $0["name"] as? String } == [
+                "decode", "tracking", "detection", "landmarks", "eye/pose", "expressions", "encode+socket",
+            ])
         #expect(object["peakRssMB"] is Double && object["modelLoadSeconds"] is Double)
     }
 }

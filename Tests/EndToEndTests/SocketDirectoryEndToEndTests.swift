@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 /// Issue 13, fault 6, as winkd and its clients meet it: a `"socket": {"mode": "0660"}` socket in a
 /// directory winkd creates (under systemd's UMask=0077) kept group members out with EACCES; a user
@@ -9,15 +9,22 @@ import TestSupport
 /// which directory and what to do; a directory anyone could replace the socket in was accepted.
 ///
 /// The other user is `nobody` through `setpriv` (util-linux), so these run only as root.
-@Suite(.serialized, .enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
-                             "needs root and setpriv to act as another user"))
+@Suite(
+    .serialized,
+    .enabled(
+        if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+        "needs root and setpriv to act as another user"))
 struct SocketDirectoryEndToEndTests {
     /// Runs `program` as `nobody` (group `nogroup`, plus `groups`) with `environment` replacing the parent's.
-    func runAsNobody(_ program: String, _ arguments: [String], groups: [String] = [],
-                     environment: [String: String]) throws -> Binaries.Result {
+    func runAsNobody(
+        _ program: String, _ arguments: [String], groups: [String] = [],
+        environment: [String: String]
+    ) throws -> Binaries.Result {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        p.arguments = ["--reuid=nobody", "--regid=nogroup"] + (groups.isEmpty ? ["--clear-groups"] : ["--groups=" + groups.joined(separator: ",")])
+        p.arguments =
+            ["--reuid=nobody", "--regid=nogroup"]
+            + (groups.isEmpty ? ["--clear-groups"] : ["--groups=" + groups.joined(separator: ",")])
             + [Binaries.directory.appendingPathComponent(program).path] + arguments
         p.environment = environment
         return try Binaries.capture(p)
@@ -39,8 +46,10 @@ struct SocketDirectoryEndToEndTests {
         // As the units start it: UMask=0077.
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", #"umask 077 && exec "$0" "$@""#, Binaries.directory.appendingPathComponent("winkd").path,
-                       "--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--config", config.path]
+        p.arguments = [
+            "-c", #"umask 077 && exec "$0" "$@""#, Binaries.directory.appendingPathComponent("winkd").path,
+            "--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--config", config.path,
+        ]
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
@@ -50,13 +59,15 @@ struct SocketDirectoryEndToEndTests {
         }
         #expect(Wait.forFile(socket))
         var st = stat()
-        #expect(lstat(dir.appendingPathComponent("run/winkd").path, &st) == 0 && st.st_mode & 0o7777 == 0o750,
-                "mode \(String(st.st_mode & 0o7777, radix: 8))")
+        #expect(
+            lstat(dir.appendingPathComponent("run/winkd").path, &st) == 0 && st.st_mode & 0o7777 == 0o750,
+            "mode \(String(st.st_mode & 0o7777, radix: 8))")
         #expect(lstat(socket, &st) == 0 && st.st_mode & 0o777 == 0o660)
         // A member of the socket's group (root's, gid 0) connects and is greeted: asking for an event
         // winkd does not have proves the hello came (exit 64 naming it), where it got EACCES (69) before.
-        let member = try runAsNobody("winkctl", ["events", "--socket", socket, "--events", "noSuchEvent"],
-                                     groups: ["\(st.st_gid)"], environment: [:])
+        let member = try runAsNobody(
+            "winkctl", ["events", "--socket", socket, "--events", "noSuchEvent"],
+            groups: ["\(st.st_gid)"], environment: [:])
         #expect(member.status == 64 && member.stderr.contains("has no event 'noSuchEvent'"), "\(member.stderr)")
         // Someone outside the group still may not.
         let outsider = try runAsNobody("winkctl", ["events", "--socket", socket], environment: [:])
@@ -65,8 +76,9 @@ struct SocketDirectoryEndToEndTests {
 
     @Test func withoutXDGRuntimeDirTheLineNamesRunWinkdAndWhatToDo() throws {
         // Not run as root, /run/winkd cannot be created (or, if it exists, entered or written).
-        let result = try runAsNobody("winkd", ["--source", Binaries.fixture("video/single_face.mp4")],
-                                     environment: ["PATH": "/usr/bin:/bin"])
+        let result = try runAsNobody(
+            "winkd", ["--source", Binaries.fixture("video/single_face.mp4")],
+            environment: ["PATH": "/usr/bin:/bin"])
         #expect(result.status == 69)
         #expect(result.stderrLines.count == 1, "\(result.stderr)")
         let line = result.stderrLines.first ?? ""
@@ -85,8 +97,10 @@ struct SocketDirectoryEndToEndTests {
         let socket = locked.appendingPathComponent("events.sock").path
         let result = try runAsNobody("winkd", ["--socket", socket], environment: ["PATH": "/usr/bin:/bin"])
         #expect(result.status == 69)
-        #expect(result.stderr == "winkd: \(locked.path): cannot search the socket's directory as uid 65534 (nobody): "
-            + "EACCES: Permission denied; give winkd a socket path this user may create with --socket PATH\n", "\(result.stderr)")
+        #expect(
+            result.stderr == "winkd: \(locked.path): cannot search the socket's directory as uid 65534 (nobody): "
+                + "EACCES: Permission denied; give winkd a socket path this user may create with --socket PATH\n",
+            "\(result.stderr)")
     }
 
     @Test func anUnsafeDirectoryExits78NamingIt() throws {
@@ -114,9 +128,13 @@ struct SocketDirectoryEndToEndTests {
         let stderr = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         let result = Binaries.Result(status: p.terminationStatus, stdout: "", stderr: stderr)
         #expect(result.status == 78)
-        #expect(result.stderrLines == ["winkd: \(open.path): the socket's directory is writable by everyone without the "
-            + "sticky bit (mode 0777), so any user could replace the socket; chmod o-w \(open.path) (or chmod +t), or "
-            + "give winkd a directory of its own user (winkd --socket PATH, e.g. under $XDG_RUNTIME_DIR)"], "\(result.stderr)")
+        #expect(
+            result.stderrLines == [
+                "winkd: \(open.path): the socket's directory is writable by everyone without the "
+                    + "sticky bit (mode 0777), so any user could replace the socket; chmod o-w \(open.path) (or chmod "
+                    + "+t), or "
+                    + "give winkd a directory of its own user (winkd --socket PATH, e.g. under $XDG_RUNTIME_DIR)"
+            ], "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: socket))
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 import WinkCore
 
 /// The server writes coefficient lines with `CoefficientsLineWriter` instead of `JSONEncoder`; the bytes
@@ -38,7 +38,9 @@ struct CoefficientsLineWriterTests {
             let line = CoefficientsLine(frame: frame, time: number(&random), values: values, tMonoNs: mono)
             let ours = try #require(writer.line(line), "trial \(trial)")
             let expected = Array(try encoder.line(line))
-            #expect(ours == expected, "trial \(trial):\n\(String(decoding: ours, as: UTF8.self))\(String(decoding: expected, as: UTF8.self))")
+            #expect(
+                ours == expected,
+                "trial \(trial):\n\(String(decoding: ours, as: UTF8.self))\(String(decoding: expected, as: UTF8.self))")
         }
     }
 

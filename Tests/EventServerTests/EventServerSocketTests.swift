@@ -1,8 +1,9 @@
-@testable import EventServer
 import Foundation
 import Glibc
 import Testing
 import WinkCore
+
+@testable import EventServer
 
 /// Real sockets in a fresh directory under /tmp (short paths: sun_path holds 107 bytes). Serialized: the
 /// fd-count test must not see other tests' descriptors.
@@ -35,13 +36,16 @@ struct EventServerSocketTests {
 
     static func fields(_ line: String?) -> [String: Any] {
         guard let line, let data = line.data(using: .utf8),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [:] }
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return [:] }
         return object
     }
 
     static func type(_ line: String?) -> String? { fields(line)["type"] as? String }
 
-    func makeServer(_ sandbox: Sandbox, options: EventServer.Options = .init(), start: Bool = true) throws -> EventServer {
+    func makeServer(_ sandbox: Sandbox, options: EventServer.Options = .init(), start: Bool = true) throws
+        -> EventServer
+    {
         let server = try EventServer(path: sandbox.socket, eventNames: Self.names, options: options)
         if start { server.start() }
         return server
@@ -56,7 +60,9 @@ struct EventServerSocketTests {
         return condition()
     }
 
-    static var openDescriptorCount: Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+    static var openDescriptorCount: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+    }
 
     // MARK: Greeting and subscriptions
 
@@ -334,7 +340,9 @@ struct EventServerSocketTests {
         let before = Self.openDescriptorCount
         for i in 0..<500 {
             let fd = try LinuxSocketSyscalls().connect(path: sandbox.socket)
-            if i % 2 == 0 { _ = Array("{\"type\":\"x\"}\n".utf8).withUnsafeBytes { try? LinuxSocketSyscalls().send(fd, $0) } }
+            if i % 2 == 0 {
+                _ = Array("{\"type\":\"x\"}\n".utf8).withUnsafeBytes { try? LinuxSocketSyscalls().send(fd, $0) }
+            }
             LinuxSocketSyscalls().close(fd)
         }
         #expect(Self.waitUntil(5) { server.clientCount == 0 && Self.openDescriptorCount == before })
@@ -358,7 +366,8 @@ struct EventServerSocketTests {
         var fds = [pollfd(fd: third, events: Int16(POLLIN), revents: 0)]
         _ = try LinuxSocketSyscalls().poll(&fds, timeoutMilliseconds: 2000)
         let n = try buffer.withUnsafeMutableBytes { try LinuxSocketSyscalls().read(third, into: $0) } ?? 0
-        let reply = Self.fields(String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\n").first.map(String.init))
+        let reply = Self.fields(
+            String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\n").first.map(String.init))
         #expect(reply["type"] as? String == "error" && reply["code"] as? String == "too_many_clients")
         _ = (a, b)
     }
@@ -405,8 +414,11 @@ struct EventServerSocketTests {
     @Test func regularFileIsNotReplaced() throws {
         let sandbox = Sandbox()
         #expect(FileManager.default.createFile(atPath: sandbox.socket, contents: Data("keep".utf8)))
-        #expect(throws: EventServerError(.notASocket, subject: sandbox.socket,
-                                         reason: "exists and is not a socket; refusing to replace it")) {
+        #expect(
+            throws: EventServerError(
+                .notASocket, subject: sandbox.socket,
+                reason: "exists and is not a socket; refusing to replace it")
+        ) {
             _ = try EventServer(path: sandbox.socket, eventNames: Self.names)
         }
         #expect(FileManager.default.contents(atPath: sandbox.socket) == Data("keep".utf8))
@@ -457,8 +469,11 @@ struct EventServerSocketTests {
         #expect(bye["type"] as? String == "bye" && bye["reason"] as? String == "end_of_input")
         #expect(try client.nextLine(timeout: 1) == nil)
         #expect(!FileManager.default.fileExists(atPath: sandbox.socket))
-        #expect(throws: EventServerError(.noDaemon, subject: sandbox.socket,
-                                         reason: "no winkd listening (is it running?)")) {
+        #expect(
+            throws: EventServerError(
+                .noDaemon, subject: sandbox.socket,
+                reason: "no winkd listening (is it running?)")
+        ) {
             _ = try EventClient(path: sandbox.socket)
         }
     }
@@ -507,7 +522,9 @@ struct EventServerSocketTests {
     @Test func logHandlerReceivesPeerCredentials() throws {
         let sandbox = Sandbox()
         let messages = Recorder<String>()
-        let server = try EventServer(path: sandbox.socket, eventNames: Self.names) { _, message in messages.append(message) }
+        let server = try EventServer(path: sandbox.socket, eventNames: Self.names) { _, message in
+            messages.append(message)
+        }
         server.start()
         defer { server.stop() }
         _ = try EventClient(path: sandbox.socket)
@@ -521,8 +538,10 @@ struct EventServerSocketTests {
         let fd = try LinuxSocketSyscalls().bindListen(path: sandbox.socket, mode: 0o600, backlog: 8)
         let env = ["LISTEN_PID": "\(getpid())", "LISTEN_FDS": "1"]
         #expect(try SocketActivation.listeningSocket(environment: env, firstDescriptor: fd) == fd)
-        #expect(try SocketActivation.listeningSocket(environment: ["LISTEN_PID": "1", "LISTEN_FDS": "1"],
-                                                     firstDescriptor: fd) == nil)
+        #expect(
+            try SocketActivation.listeningSocket(
+                environment: ["LISTEN_PID": "1", "LISTEN_FDS": "1"],
+                firstDescriptor: fd) == nil)
         #expect(try SocketActivation.listeningSocket(environment: [:], firstDescriptor: fd) == nil)
         let server = try EventServer(listeningFD: fd, eventNames: Self.names)
         #expect(server.path == sandbox.socket)
@@ -538,8 +557,9 @@ struct EventServerSocketTests {
         let fd = open(sandbox.directory, O_RDONLY | O_CLOEXEC)
         defer { close(fd) }
         #expect(throws: EventServerError.self) {
-            _ = try SocketActivation.listeningSocket(environment: ["LISTEN_PID": "\(getpid())", "LISTEN_FDS": "1"],
-                                                     firstDescriptor: fd)
+            _ = try SocketActivation.listeningSocket(
+                environment: ["LISTEN_PID": "\(getpid())", "LISTEN_FDS": "1"],
+                firstDescriptor: fd)
         }
         #expect(throws: EventServerError.self) { _ = try EventServer(listeningFD: fd, eventNames: Self.names) }
     }

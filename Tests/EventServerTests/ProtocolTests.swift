@@ -1,6 +1,7 @@
-@testable import EventServer
 import Foundation
 import Testing
+
+@testable import EventServer
 
 struct LineSplitterTests {
     @Test func splitsCompleteLinesAndKeepsTheRest() {
@@ -50,17 +51,25 @@ struct ClientMessageTests {
     }
 
     @Test func parsesSubscribe() throws {
-        #expect(try parse(#"{"type":"subscribe","id":1,"events":["winkLeft","winkRight"],"coefficients":false}"#)
-            == .subscribe(id: 1, events: ["winkLeft", "winkRight"], coefficients: false))
-        #expect(try parse(#"{"type":"subscribe","events":[],"coefficients":true}"#)
-            == .subscribe(id: nil, events: [], coefficients: true))
-        #expect(try parse(#"{"events":["smile"],"type":"subscribe"}"#) == .subscribe(id: nil, events: ["smile"], coefficients: false))
+        #expect(
+            try parse(#"{"type":"subscribe","id":1,"events":["winkLeft","winkRight"],"coefficients":false}"#)
+                == .subscribe(id: 1, events: ["winkLeft", "winkRight"], coefficients: false))
+        #expect(
+            try parse(#"{"type":"subscribe","events":[],"coefficients":true}"#)
+                == .subscribe(id: nil, events: [], coefficients: true))
+        #expect(
+            try parse(#"{"events":["smile"],"type":"subscribe"}"#)
+                == .subscribe(id: nil, events: ["smile"], coefficients: false))
     }
 
     /// Issue 15: a subscribe without `events` (or with null) means every event, as before any subscribe.
     @Test func subscribeWithoutEventsMeansEveryEvent() throws {
-        #expect(try parse(#"{"type":"subscribe","coefficients":true}"#) == .subscribe(id: nil, events: nil, coefficients: true))
-        #expect(try parse(#"{"type":"subscribe","id":4,"events":null}"#) == .subscribe(id: 4, events: nil, coefficients: false))
+        #expect(
+            try parse(#"{"type":"subscribe","coefficients":true}"#)
+                == .subscribe(id: nil, events: nil, coefficients: true))
+        #expect(
+            try parse(#"{"type":"subscribe","id":4,"events":null}"#)
+                == .subscribe(id: 4, events: nil, coefficients: false))
     }
 
     @Test func parsesStatus() throws {
@@ -146,7 +155,8 @@ extension SubscriptionTests {
     @Test func unknownEventNamesEveryUnknownName() {
         var s = Subscription()
         do {
-            _ = try s.apply(id: 3, events: ["frown", "smile", "wave", "frown"], coefficients: false, knownEvents: known)
+            _ = try s.apply(
+                id: 3, events: ["frown", "smile", "wave", "frown"], coefficients: false, knownEvents: known)
             Issue.record("expected unknown_event")
         } catch let error as ProtocolError {
             #expect(error.code == .unknownEvent && error.id == 3)
@@ -178,31 +188,41 @@ struct ServerLineTests {
     }
 
     @Test func linesHaveTheSpecFields() throws {
-        #expect(try object(HelloLine(events: ["blink"])) == ["type": "hello", "protocol": "winkd", "version": 1, "events": ["blink"]])
+        #expect(
+            try object(HelloLine(events: ["blink"])) == [
+                "type": "hello", "protocol": "winkd", "version": 1, "events": ["blink"],
+            ])
         #expect(try object(OKLine(id: 1)) == ["type": "ok", "id": 1])
-        #expect(try object(ErrorLine(id: 1, code: "unknown_event", message: "m"))
-            == ["type": "error", "id": 1, "code": "unknown_event", "message": "m"])
+        #expect(
+            try object(ErrorLine(id: 1, code: "unknown_event", message: "m"))
+                == ["type": "error", "id": 1, "code": "unknown_event", "message": "m"])
         #expect(try object(DroppedLine(count: 5)) == ["type": "dropped", "count": 5])
         #expect(try object(ByeLine(reason: "end_of_input")) == ["type": "bye", "reason": "end_of_input"])
-        #expect(try object(StatusLine(state: .sourceOpened, source: "/dev/video0"))
-            == ["type": "status", "state": "source_opened", "source": "/dev/video0"])
+        #expect(
+            try object(StatusLine(state: .sourceOpened, source: "/dev/video0"))
+                == ["type": "status", "state": "source_opened", "source": "/dev/video0"])
         #expect(try object(HeartbeatLine(time: 1.5)) == ["type": "heartbeat", "time": 1.5])
     }
 
     /// The answer to a status request: the broadcast line's fields plus `id`, `clients` and `fps`.
     @Test func statusAnswerHasIDClientsAndFPS() throws {
-        #expect(try object(StatusLine(answering: 2, state: .idle, source: nil, clients: 1, fps: 0))
-            == ["type": "status", "id": 2, "state": "idle", "clients": 1, "fps": 0])
-        let decoded = try JSONDecoder().decode(StatusLine.self, from: Data(#"{"type":"status","state":"source_opened"}"#.utf8))
+        #expect(
+            try object(StatusLine(answering: 2, state: .idle, source: nil, clients: 1, fps: 0))
+                == ["type": "status", "id": 2, "state": "idle", "clients": 1, "fps": 0])
+        let decoded = try JSONDecoder().decode(
+            StatusLine.self, from: Data(#"{"type":"status","state":"source_opened"}"#.utf8))
         #expect(decoded.id == nil && decoded.clients == nil && decoded.fps == nil)
     }
 }
 
 struct EventSocketPathTests {
     @Test func resolutionOrder() {
-        #expect(EventSocketPath.default(environment: ["WINK_SOCKET": "/tmp/w.sock", "XDG_RUNTIME_DIR": "/run/user/1000"]) == "/tmp/w.sock")
-        #expect(EventSocketPath.default(environment: ["WINK_SOCKET": "", "XDG_RUNTIME_DIR": "/run/user/1000"])
-            == "/run/user/1000/winkd/events.sock")
+        #expect(
+            EventSocketPath.default(environment: ["WINK_SOCKET": "/tmp/w.sock", "XDG_RUNTIME_DIR": "/run/user/1000"])
+                == "/tmp/w.sock")
+        #expect(
+            EventSocketPath.default(environment: ["WINK_SOCKET": "", "XDG_RUNTIME_DIR": "/run/user/1000"])
+                == "/run/user/1000/winkd/events.sock")
         #expect(EventSocketPath.default(environment: ["XDG_RUNTIME_DIR": "relative"]) == "/run/winkd/events.sock")
         #expect(EventSocketPath.default(environment: [:]) == "/run/winkd/events.sock")
         #expect(EventSocketPath.maximumLength == 107)

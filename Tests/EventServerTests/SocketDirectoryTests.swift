@@ -1,7 +1,8 @@
-@testable import EventServer
 import Foundation
 import Glibc
 import Testing
+
+@testable import EventServer
 
 /// Issue 13, fault 6: the socket's directory. One winkd creates gets the socket mode's search bits (a 0660
 /// socket in a 0700 directory kept the group out); one that another user could replace the socket in (a
@@ -45,7 +46,9 @@ struct SocketDirectoryTests {
 
     @Test func aDirectoryWinkdCreatesLetsInWhomTheSocketModeLetsIn() throws {
         let sandbox = Sandbox()
-        for (socketMode, directoryMode): (UInt32, UInt32) in [(0o660, 0o750), (0o600, 0o700), (0o666, 0o755), (0o606, 0o705)] {
+        for (socketMode, directoryMode): (UInt32, UInt32) in [
+            (0o660, 0o750), (0o600, 0o700), (0o666, 0o755), (0o606, 0o705),
+        ] {
             let top = sandbox.directory + "/m\(String(socketMode, radix: 8))"
             let path = top + "/winkd/events.sock"
             let server = try EventServer(path: path, eventNames: Self.names, options: .init(mode: socketMode))
@@ -64,7 +67,8 @@ struct SocketDirectoryTests {
         chmod(open, 0o777)
         let error = try #require(refusal(open + "/events.sock"))
         #expect(error.subject == open)
-        #expect(error.reason.hasPrefix("the socket's directory is writable by everyone without the sticky bit (mode 0777)"))
+        #expect(
+            error.reason.hasPrefix("the socket's directory is writable by everyone without the sticky bit (mode 0777)"))
         #expect(error.reason.contains("chmod o-w \(open)") && error.reason.contains("--socket"))
         // Beneath it, too: the directory winkd owns could be renamed away.
         let below = try #require(refusal(open + "/mine/events.sock"))
@@ -89,7 +93,8 @@ struct SocketDirectoryTests {
 
     @Test func aSymbolicLinkAsTheDirectoryIsRefused() throws {
         let sandbox = Sandbox()
-        let real = sandbox.directory + "/real", link = sandbox.directory + "/link"
+        let real = sandbox.directory + "/real"
+        let link = sandbox.directory + "/link"
         try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
         let error = try #require(refusal(link + "/events.sock"))

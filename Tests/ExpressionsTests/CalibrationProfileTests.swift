@@ -31,8 +31,9 @@ struct CalibrationProfileTests {
     @Test func roundTripsThroughJSON() throws {
         var smile = neutral
         smile.mouthWidth = 0.8
-        let profile = CalibrationProfile(neutral: neutral, expressions: [.eyesClosed: closedEyes(), .smile: smile],
-                                         reach: 0.8, source: "/dev/video0")
+        let profile = CalibrationProfile(
+            neutral: neutral, expressions: [.eyesClosed: closedEyes(), .smile: smile],
+            reach: 0.8, source: "/dev/video0")
         let data = try profile.encoded()
         #expect(try CalibrationProfile.decode(data) == profile)
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -42,9 +43,15 @@ struct CalibrationProfileTests {
     }
 
     @Test func medianIsTakenPerMeasure() throws {
-        var a = neutral, b = neutral, c = neutral
-        a.jawDrop = 1.0; b.jawDrop = 3.0; c.jawDrop = 1.2
-        a.lipGap = 0.5; b.lipGap = 0.1; c.lipGap = 0.2
+        var a = neutral
+        var b = neutral
+        var c = neutral
+        a.jawDrop = 1.0
+        b.jawDrop = 3.0
+        c.jawDrop = 1.2
+        a.lipGap = 0.5
+        b.lipGap = 0.1
+        c.lipGap = 0.2
         let m = try #require(FaceMeasures.median(of: [a, b, c]))
         #expect(m.jawDrop == 1.2)
         #expect(m.lipGap == 0.2)
@@ -68,19 +75,23 @@ struct CalibrationProfileTests {
         #expect(abs(model.eyeClosedSpan - (0.9 * 0.6 - model.eyeClosedDeadZone)) < 1e-5)
         let halfway = model.coefficients(half, neutral: neutral)[.eyeBlinkLeft]
         #expect(halfway > 0.1 && halfway < 0.9, "\(halfway)")
-        #expect(CoefficientModel().coefficients(x, neutral: neutral)[.eyeBlinkLeft] < 0.99,
-                "the population spans alone do not already saturate at X")
+        #expect(
+            CoefficientModel().coefficients(x, neutral: neutral)[.eyeBlinkLeft] < 0.99,
+            "the population spans alone do not already saturate at X")
     }
 
     @Test func spansComeFromTheirOwnExpressions() {
-        var smile = neutral, open = neutral, brows = neutral
+        var smile = neutral
+        var open = neutral
+        var brows = neutral
         smile.mouthWidth += 0.30
         smile.cornerLiftLeft += 0.10
         smile.cornerLiftRight += 0.06
         open.jawDrop += 0.40
         brows.innerBrowHeight += 0.10
-        let profile = CalibrationProfile(neutral: neutral, expressions: [.smile: smile, .mouthOpen: open, .browsUp: brows],
-                                         reach: 1)
+        let profile = CalibrationProfile(
+            neutral: neutral, expressions: [.smile: smile, .mouthOpen: open, .browsUp: brows],
+            reach: 1)
         let model = profile.personalised(CoefficientModel())
         #expect(abs(model.smileWidthSpan - 0.30) < 1e-5)
         #expect(abs(model.smileLiftSpan - 0.08) < 1e-5)
@@ -161,8 +172,9 @@ struct CalibrationProfileTests {
     }
 
     @Test func aMeasureThatIsNotANumberIsNamed() throws {
-        var object = try #require(try JSONSerialization.jsonObject(
-            with: CalibrationProfile(neutral: neutral).encoded()) as? [String: Any])
+        var object = try #require(
+            try JSONSerialization.jsonObject(
+                with: CalibrationProfile(neutral: neutral).encoded()) as? [String: Any])
         var n = try #require(object["neutral"] as? [String: Any])
         n["jawDrop"] = "wide"
         object["neutral"] = n
@@ -192,8 +204,11 @@ struct CalibrationProfileTests {
 struct CalibrationRecorderTests {
     @Test func parsesSegments() throws {
         let s = try CalibrationProfile.parseSegments("neutral=0-0.6, smile=1.0-2.0,smile=2.5-3")
-        #expect(s == [.init(step: .neutral, start: 0, end: 0.6), .init(step: .smile, start: 1, end: 2),
-                      .init(step: .smile, start: 2.5, end: 3)])
+        #expect(
+            s == [
+                .init(step: .neutral, start: 0, end: 0.6), .init(step: .smile, start: 1, end: 2),
+                .init(step: .smile, start: 2.5, end: 3),
+            ])
         #expect(s[0].description == "neutral=0-0.6")
     }
 
@@ -204,12 +219,16 @@ struct CalibrationRecorderTests {
 
     @Test func scheduleLeavesTimeToReact() {
         let s = CalibrationProfile.schedule([.neutral, .smile, .browsUp], secondsPerStep: 3, discard: 0.5)
-        #expect(s == [.init(step: .neutral, start: 0.5, end: 3), .init(step: .smile, start: 3.5, end: 6),
-                      .init(step: .browsUp, start: 6.5, end: 9)])
+        #expect(
+            s == [
+                .init(step: .neutral, start: 0.5, end: 3), .init(step: .smile, start: 3.5, end: 6),
+                .init(step: .browsUp, start: 6.5, end: 9),
+            ])
     }
 
     @Test func profileIsTheMedianOfEachSegment() throws {
-        var recorder = CalibrationProfile.Recorder(segments: try CalibrationProfile.parseSegments("neutral=0-1,smile=2-3"))
+        var recorder = CalibrationProfile.Recorder(
+            segments: try CalibrationProfile.parseSegments("neutral=0-1,smile=2-3"))
         var m = neutral
         for i in 0..<40 {
             let t = Double(i) * 0.1
@@ -229,13 +248,15 @@ struct CalibrationRecorderTests {
     }
 
     @Test func aStepWithoutFaceIsExit65NamingStepAndRange() throws {
-        var recorder = CalibrationProfile.Recorder(segments: try CalibrationProfile.parseSegments("neutral=0-1,smile=2-3"))
+        var recorder = CalibrationProfile.Recorder(
+            segments: try CalibrationProfile.parseSegments("neutral=0-1,smile=2-3"))
         recorder.add(neutral, time: 0.5)
         #expect {
             try recorder.profile(source: "clip.mp4")
         } throws: { error in
             guard let e = error as? CalibrationProfileError else { return false }
-            return e.exitCode == .dataError && e.description == "clip.mp4: no usable face during the 'smile' step (2-3 s)"
+            return e.exitCode == .dataError
+                && e.description == "clip.mp4: no usable face during the 'smile' step (2-3 s)"
         }
     }
 }

@@ -30,7 +30,9 @@ struct FormulaTests {
     @Test func deepNestingIsAnErrorNotACrash() throws {
         let deep = String(repeating: "(", count: 30_000) + "jawOpen" + String(repeating: ")", count: 30_000)
         #expect(throws: Formula.ParseError.self) { try Formula(parsing: deep) }
-        #expect(throws: Formula.ParseError.self) { try Formula(parsing: String(repeating: "-", count: 30_000) + "jawOpen") }
+        #expect(throws: Formula.ParseError.self) {
+            try Formula(parsing: String(repeating: "-", count: 30_000) + "jawOpen")
+        }
         let fine = String(repeating: "(", count: 20) + "jawOpen" + String(repeating: ")", count: 20)
         #expect(try Formula(parsing: fine) == .coefficient(.jawOpen))
     }

@@ -22,9 +22,11 @@ struct DetectorPyramidTests {
     @Test func boxesUpToTheLimitAreFoundAsWithoutIt() throws {
         let detector = FaceDetector()
         var checked = 0
-        for (image, scale) in [("images/expressions/single_face.jpg", Float(0.5)), ("images/expressions/multi_face.jpg", 1),
-                               ("images/expressions/45-m7-di-ph.jpg", 0.5), ("video/single_face.mp4", 0.7),
-                               ("video/single_face.mp4", 1.0), ("video/single_face_wink_left.mp4", 0.5)] {
+        for (image, scale) in [
+            ("images/expressions/single_face.jpg", Float(0.5)), ("images/expressions/multi_face.jpg", 1),
+            ("images/expressions/45-m7-di-ph.jpg", 0.5), ("video/single_face.mp4", 0.7),
+            ("video/single_face.mp4", 1.0), ("video/single_face_wink_left.mp4", 0.5),
+        ] {
             let buffer = try frame(image)
             let all = try detector.detect(in: buffer, scale: scale)
             #expect(!all.isEmpty, "\(image) at \(scale): no face")
@@ -38,8 +40,9 @@ struct DetectorPyramidTests {
                 func explained(_ b: PixelRect) -> Bool {
                     all.contains(b) || all.contains { $0.width > limit && $0.intersects(b) }
                 }
-                #expect(smaller.allSatisfy { $0.width <= max(limit, 73 / scale) * 1.1 && explained($0) },
-                        "\(image) at \(scale): a box from beyond the limit \(limit): \(smaller), without it \(all)")
+                #expect(
+                    smaller.allSatisfy { $0.width <= max(limit, 73 / scale) * 1.1 && explained($0) },
+                    "\(image) at \(scale): a box from beyond the limit \(limit): \(smaller), without it \(all)")
                 checked += 1
             }
         }

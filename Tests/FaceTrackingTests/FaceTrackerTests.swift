@@ -42,14 +42,17 @@ struct FaceTrackerTests {
     @Test func mirroredSettingSwapsTheEyesBack() throws {
         var settings = TrackerSettings()
         settings.mirrored = true
-        let plain = try #require(try FaceTracker(predictor: Self.predictor).process(try frame("images/expressions/single_face.jpg")))
-        let mirrored = try #require(try FaceTracker(predictor: Self.predictor, settings: settings)
-            .process(try frame("images/expressions/single_face.jpg")))
+        let plain = try #require(
+            try FaceTracker(predictor: Self.predictor).process(try frame("images/expressions/single_face.jpg")))
+        let mirrored = try #require(
+            try FaceTracker(predictor: Self.predictor, settings: settings)
+                .process(try frame("images/expressions/single_face.jpg")))
         #expect(mirrored.leftEye == plain.rightEye && mirrored.rightEye == plain.leftEye)
         // Landmarks come back in the un-mirrored image: the image's right eye becomes the person's right eye
         // at the mirrored position.
         let width = Float(try frame("images/expressions/single_face.jpg").width)
-        #expect(abs(mirrored.landmarks.centroid(.rightEye).x - (width - 1 - plain.landmarks.centroid(.leftEye).x)) < 0.01)
+        #expect(
+            abs(mirrored.landmarks.centroid(.rightEye).x - (width - 1 - plain.landmarks.centroid(.leftEye).x)) < 0.01)
         #expect(mirrored.landmarks.centroid(.rightEye).x < mirrored.landmarks.centroid(.leftEye).x)
     }
 
@@ -65,10 +68,13 @@ struct FaceTrackerTests {
 struct DeferredCheckTests {
     @Test func completingFramesEarlyOrLateTracksTheSameFaces() throws {
         let predictor = FaceTrackerTests.predictor
-        let early = FaceTracker(predictor: predictor), late = FaceTracker(predictor: predictor)
-        let source = try openMediaFile(path: FaceTrackerTests.fixtures.appendingPathComponent("video/noface_face.mov").path)
+        let early = FaceTracker(predictor: predictor)
+        let late = FaceTracker(predictor: predictor)
+        let source = try openMediaFile(
+            path: FaceTrackerTests.fixtures.appendingPathComponent("video/noface_face.mov").path)
         let buffer = PixelBuffer()
-        var frames = 0, faces = 0
+        var frames = 0
+        var faces = 0
         while try source.read(into: buffer) != nil {
             let a = try early.process(buffer)
             try early.completeFrame()

@@ -1,8 +1,9 @@
 import Capture
-@testable import FaceTracking
 import Foundation
 import Testing
 import WinkCore
+
+@testable import FaceTracking
 
 /// winkd solves head pose with its own Levenberg-Marquardt (`wv_head_pose`) instead of OpenCV's
 /// `solvePnP`; on every tracked face of the fixture videos and the detected faces of the fixture photos
@@ -52,12 +53,14 @@ struct HeadPoseSolverTests {
         let tracker = FaceTracker(predictor: Self.predictor)
         var compared = 0
         let directory = Self.fixtures.appendingPathComponent("images/expressions")
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() where name.hasSuffix(".jpg") {
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        where name.hasSuffix(".jpg") {
             let buffer = PixelBuffer()
             _ = try openMediaFile(path: directory.appendingPathComponent(name).path).read(into: buffer)
             for face in try tracker.detectAll(buffer) {
                 let d = try difference(face, width: buffer.width, height: buffer.height)
-                #expect(d < Self.tolerance, "\(name): pose (yaw \(face.pose.yaw)) differs from solvePnP's by \(d) degrees")
+                #expect(
+                    d < Self.tolerance, "\(name): pose (yaw \(face.pose.yaw)) differs from solvePnP's by \(d) degrees")
                 compared += 1
             }
         }

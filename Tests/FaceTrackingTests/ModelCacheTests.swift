@@ -29,7 +29,10 @@ struct ModelCacheTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cache = ModelCache(directory: dir + "/nested/winkd")
         let cold = try ShapePredictor.load(path: Self.model, cache: cache)
-        guard case .built = cold.outcome else { Issue.record("cold load: \(String(describing: cold.outcome))"); return }
+        guard case .built = cold.outcome else {
+            Issue.record("cold load: \(String(describing: cold.outcome))")
+            return
+        }
         #expect(FileManager.default.fileExists(atPath: cache.file(for: Self.model)))
 
         let warm = try ShapePredictor.load(path: Self.model, cache: cache)
@@ -37,13 +40,16 @@ struct ModelCacheTests {
         #expect(warm.predictor.isIdentical(to: cold.predictor))
 
         var compared = 0
-        for image in ["images/expressions/single_face.jpg", "images/expressions/0-f15-hao-ph.jpg",
-                      "images/expressions/45-m7-di-ph.jpg"] {
+        for image in [
+            "images/expressions/single_face.jpg", "images/expressions/0-f15-hao-ph.jpg",
+            "images/expressions/45-m7-di-ph.jpg",
+        ] {
             let buffer = try frame(image)
             let boxes = try FaceDetector().detect(in: buffer, scale: 1, upsample: 1)
             for box in boxes {
                 // A shifted box too, so the trees take other paths.
-                for b in [box, PixelRect(x: box.x + 7, y: box.y - 5, width: box.width * 1.1, height: box.height * 1.1)] {
+                for b in [box, PixelRect(x: box.x + 7, y: box.y - 5, width: box.width * 1.1, height: box.height * 1.1)]
+                {
                     let a = try cold.predictor.landmarks(in: buffer, box: b)
                     let c = try warm.predictor.landmarks(in: buffer, box: b)
                     #expect((0..<Landmarks.count).allSatisfy { a[$0] == c[$0] }, "\(image)")
@@ -77,11 +83,15 @@ struct ModelCacheTests {
         // Truncated: ignored too.
         let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
         #expect(truncate(file, off_t(size - 4)) == 0)
-        #expect(try ShapePredictor.load(path: Self.model, cache: cache).outcome == .built(reason: "cache truncated or extended"))
+        #expect(
+            try ShapePredictor.load(path: Self.model, cache: cache).outcome
+                == .built(reason: "cache truncated or extended"))
 
         // Not a cache at all.
         try Data("hello".utf8).write(to: URL(fileURLWithPath: file))
-        #expect(try ShapePredictor.load(path: Self.model, cache: cache).outcome == .built(reason: "not a winkd model cache"))
+        #expect(
+            try ShapePredictor.load(path: Self.model, cache: cache).outcome == .built(reason: "not a winkd model cache")
+        )
     }
 
     @Test func aChangedModelFileMakesTheCacheStale() throws {
@@ -92,9 +102,11 @@ struct ModelCacheTests {
         let cache = ModelCache(directory: dir + "/cache")
         _ = try ShapePredictor.load(path: copy, cache: cache)
         #expect(try ShapePredictor.load(path: copy, cache: cache).outcome == .hit)
-        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: copy)
-        #expect(try ShapePredictor.load(path: copy, cache: cache).outcome
-            == .built(reason: "stale cache: the model file's size or modification time changed"))
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: copy)
+        #expect(
+            try ShapePredictor.load(path: copy, cache: cache).outcome
+                == .built(reason: "stale cache: the model file's size or modification time changed"))
     }
 
     @Test func anUnwritableCacheDirectoryFallsBackToTheModelFile() throws {
@@ -104,11 +116,13 @@ struct ModelCacheTests {
         try Data().write(to: URL(fileURLWithPath: blocker))
         let loaded = try ShapePredictor.load(path: Self.model, cache: ModelCache(directory: blocker + "/winkd"))
         guard case .notWritten(let reason) = loaded.outcome else {
-            Issue.record("outcome \(String(describing: loaded.outcome))"); return
+            Issue.record("outcome \(String(describing: loaded.outcome))")
+            return
         }
         #expect(reason.contains(blocker))
-        let points = try loaded.predictor.landmarks(in: try frame("images/expressions/single_face.jpg"),
-                                                    box: PixelRect(x: 100, y: 100, width: 200, height: 200))
+        let points = try loaded.predictor.landmarks(
+            in: try frame("images/expressions/single_face.jpg"),
+            box: PixelRect(x: 100, y: 100, width: 200, height: 200))
         #expect(points[30].x > 100 && points[30].x < 300)
     }
 
@@ -116,7 +130,9 @@ struct ModelCacheTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cache = ModelCache(directory: dir)
-        #expect(throws: FaceTrackingError(.modelMissing, subject: dir + "/absent.dat", reason: "model file does not exist")) {
+        #expect(
+            throws: FaceTrackingError(.modelMissing, subject: dir + "/absent.dat", reason: "model file does not exist")
+        ) {
             try ShapePredictor(path: dir + "/absent.dat", cache: cache)
         }
         try Data("not a model".utf8).write(to: URL(fileURLWithPath: dir + "/text.dat"))
@@ -130,8 +146,11 @@ struct ModelCacheTests {
     }
 
     @Test func defaultDirectoryFollowsXDG() {
-        #expect(ModelCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "/var/c", "HOME": "/home/a"]) == "/var/c/winkd")
-        #expect(ModelCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "rel", "HOME": "/home/a"]) == "/home/a/.cache/winkd")
+        #expect(
+            ModelCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "/var/c", "HOME": "/home/a"]) == "/var/c/winkd")
+        #expect(
+            ModelCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "rel", "HOME": "/home/a"])
+                == "/home/a/.cache/winkd")
         #expect(ModelCache.defaultDirectory(environment: [:]) == nil)
         let cache = ModelCache(directory: "/c")
         #expect(cache.file(for: "/a/m.dat").hasPrefix("/c/m.dat-"))

@@ -30,12 +30,14 @@ struct ShapeRegressionTests {
 
     /// Boxes around `box` that send the trees down other paths, including off the image's edges.
     func variants(of box: PixelRect, in buffer: PixelBuffer) -> [PixelRect] {
-        let w = Float(buffer.width), h = Float(buffer.height)
+        let w = Float(buffer.width)
+        let h = Float(buffer.height)
         return [
             box,
             PixelRect(x: box.x + 7.4, y: box.y - 5.6, width: box.width * 1.1, height: box.height * 1.1),
             PixelRect(x: box.x + box.width * 0.3, y: box.y, width: box.width * 0.5, height: box.height * 0.5),
-            PixelRect(x: box.x - box.width * 0.5, y: box.y - box.height * 0.5, width: box.width * 2, height: box.height * 2),
+            PixelRect(
+                x: box.x - box.width * 0.5, y: box.y - box.height * 0.5, width: box.width * 2, height: box.height * 2),
             PixelRect(x: -box.width * 0.4, y: h - box.height * 0.6, width: box.width, height: box.height),
             PixelRect(x: w + 10, y: h + 10, width: box.width, height: box.height),  // wholly outside
             PixelRect(x: 3, y: 3, width: 2.5, height: 2.5),
@@ -51,9 +53,11 @@ struct ShapeRegressionTests {
 
     @Test func photosGiveDlibsLandmarksExactly() throws {
         var compared = 0
-        for image in ["images/expressions/single_face.jpg", "images/expressions/multi_face.jpg",
-                      "images/expressions/0-f1-su-ph.jpg", "images/expressions/45-m7-di-ph.jpg",
-                      "images/dlib/2008_002470.jpg", "images/dlib/bald_guys.jpg"] {
+        for image in [
+            "images/expressions/single_face.jpg", "images/expressions/multi_face.jpg",
+            "images/expressions/0-f1-su-ph.jpg", "images/expressions/45-m7-di-ph.jpg",
+            "images/dlib/2008_002470.jpg", "images/dlib/bald_guys.jpg",
+        ] {
             let buffer = try #require(try frames(image).first)
             let boxes = try FaceDetector().detect(in: buffer, scale: 1, upsample: 1)
             #expect(!boxes.isEmpty, "\(image): no face")
@@ -82,8 +86,10 @@ struct ShapeRegressionTests {
 
     @Test func unusableBoxesAreRefusedNotEvaluated() throws {
         let buffer = try #require(try frames("images/expressions/single_face.jpg").first)
-        for box in [PixelRect(x: 10, y: 10, width: 1, height: 40), PixelRect(x: .nan, y: 0, width: 50, height: 50),
-                    PixelRect(x: 0, y: 0, width: .infinity, height: 50), PixelRect(x: 1e9, y: 0, width: 50, height: 50)] {
+        for box in [
+            PixelRect(x: 10, y: 10, width: 1, height: 40), PixelRect(x: .nan, y: 0, width: 50, height: 50),
+            PixelRect(x: 0, y: 0, width: .infinity, height: 50), PixelRect(x: 1e9, y: 0, width: 50, height: 50),
+        ] {
             #expect(throws: FaceTrackingError.self) { try Self.predictor.landmarks(in: buffer, box: box) }
         }
     }

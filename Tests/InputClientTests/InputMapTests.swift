@@ -1,38 +1,47 @@
 import Foundation
-@testable import InputClient
 import Testing
 import WinkCore
 
+@testable import InputClient
+
 struct InputMapTests {
     @Test func parsesTheSpecExample() throws {
-        let map = try InputMap.parse(Data("""
-            {"mappings": [
-              {"event": "winkLeft", "action": {"key": "KEY_LEFT"}, "mode": "press"},
-              {"event": "smile", "action": {"key": "KEY_ENTER"}, "mode": "press", "minHold": 0.8},
-              {"event": "mouthOpen", "action": {"button": "BTN_LEFT"}, "mode": "hold"}
-            ]}
-            """.utf8))
+        let map = try InputMap.parse(
+            Data(
+                """
+                {"mappings": [
+                  {"event": "winkLeft", "action": {"key": "KEY_LEFT"}, "mode": "press"},
+                  {"event": "smile", "action": {"key": "KEY_ENTER"}, "mode": "press", "minHold": 0.8},
+                  {"event": "mouthOpen", "action": {"button": "BTN_LEFT"}, "mode": "hold"}
+                ]}
+                """.utf8))
         #expect(map.safeStart == 1.0)
-        #expect(map.mappings == [
-            Mapping(trigger: .event("winkLeft"), action: .key(InputKey(name: "KEY_LEFT", code: 105)), mode: .press),
-            Mapping(trigger: .event("smile"), action: .key(InputKey(name: "KEY_ENTER", code: 28)), mode: .press,
+        #expect(
+            map.mappings == [
+                Mapping(trigger: .event("winkLeft"), action: .key(InputKey(name: "KEY_LEFT", code: 105)), mode: .press),
+                Mapping(
+                    trigger: .event("smile"), action: .key(InputKey(name: "KEY_ENTER", code: 28)), mode: .press,
                     minHold: 0.8),
-            Mapping(trigger: .event("mouthOpen"), action: .button(InputKey(name: "BTN_LEFT", code: 0x110)), mode: .hold),
-        ])
+                Mapping(
+                    trigger: .event("mouthOpen"), action: .button(InputKey(name: "BTN_LEFT", code: 0x110)),
+                    mode: .hold),
+            ])
         #expect(map.eventNames == ["faceFound", "faceLost", "mouthOpen", "smile", "winkLeft"])
         #expect(map.keys.map(\.name) == ["KEY_ENTER", "KEY_LEFT", "BTN_LEFT"])
     }
 
     @Test func parsesChordsSequencesAndDefaults() throws {
-        let map = try InputMap.parse(Data("""
-            {"safeStart": 0.25, "mappings": [
-              {"event": "winkLeft+smile", "action": {"command": ["notify-send", "hi"]}},
-              {"event": "blink,blink", "within": 0.5, "action": {"pause": true}},
-              {"event": "blink,blink", "action": {"key": "KEY_SPACE"}, "mode": "toggle", "cooldown": 2},
-              {"event": "mouthOpen", "action": {"key": "KEY_DOWN"}, "mode": "repeat"},
-              {"event": "eyesClosed", "action": {"key": "KEY_UP"}, "mode": "repeat", "interval": 100}
-            ]}
-            """.utf8))
+        let map = try InputMap.parse(
+            Data(
+                """
+                {"safeStart": 0.25, "mappings": [
+                  {"event": "winkLeft+smile", "action": {"command": ["notify-send", "hi"]}},
+                  {"event": "blink,blink", "within": 0.5, "action": {"pause": true}},
+                  {"event": "blink,blink", "action": {"key": "KEY_SPACE"}, "mode": "toggle", "cooldown": 2},
+                  {"event": "mouthOpen", "action": {"key": "KEY_DOWN"}, "mode": "repeat"},
+                  {"event": "eyesClosed", "action": {"key": "KEY_UP"}, "mode": "repeat", "interval": 100}
+                ]}
+                """.utf8))
         #expect(map.safeStart == 0.25)
         #expect(map.mappings[0].trigger == .chord(["winkLeft", "smile"]))
         #expect(map.mappings[0].action == .command(["notify-send", "hi"]))
@@ -55,34 +64,41 @@ struct InputMapTests {
               {"action": {"kee": "KEY_A"}}
             ], "safestart": 2}
             """
-        #expect(throws: InputError(.invalidMap(problems: [
-            "safestart: unknown key (expected \"mappings\", \"safeStart\")",
-            "mappings[0].action.key: unknown key name 'KEY_FOO' (names as in linux/input-event-codes.h, e.g. KEY_ENTER)",
-            "mappings[1].action.button: 'KEY_ENTER' is not a button (BTN_...); use {\"key\": \"KEY_ENTER\"}",
-            "mappings[1].minHold: must be 0 or more seconds, got -1.0",
-            "mappings[1].mode: unknown mode 'hopp' (expected press, hold, toggle, repeat)",
-            "mappings[2].within: only for sequences ('blink,blink')",
-            "mappings[2].interval: only for mode \"repeat\"",
-            "mappings[3].extra: unknown key",
-            "mappings[3].mode: a pause action only takes mode \"press\"",
-            "mappings[4].event: missing",
-            "mappings[4].action.kee: unknown action (expected key, button, command, pause)",
-        ]), subject: "m.json", reason: "safestart: unknown key (expected \"mappings\", \"safeStart\")")) {
+        #expect(
+            throws: InputError(
+                .invalidMap(problems: [
+                    "safestart: unknown key (expected \"mappings\", \"safeStart\")",
+                    "mappings[0].action.key: unknown key name 'KEY_FOO' (names as in linux/input-event-codes.h, e.g. "
+                    + "KEY_ENTER)",
+                    "mappings[1].action.button: 'KEY_ENTER' is not a button (BTN_...); use {\"key\": \"KEY_ENTER\"}",
+                    "mappings[1].minHold: must be 0 or more seconds, got -1.0",
+                    "mappings[1].mode: unknown mode 'hopp' (expected press, hold, toggle, repeat)",
+                    "mappings[2].within: only for sequences ('blink,blink')",
+                    "mappings[2].interval: only for mode \"repeat\"",
+                    "mappings[3].extra: unknown key",
+                    "mappings[3].mode: a pause action only takes mode \"press\"",
+                    "mappings[4].event: missing",
+                    "mappings[4].action.kee: unknown action (expected key, button, command, pause)",
+                ]), subject: "m.json", reason: "safestart: unknown key (expected \"mappings\", \"safeStart\")")
+        ) {
             try InputMap.parse(Data(json.utf8), path: "m.json")
         }
     }
 
     @Test func invalidMapExits78WithOneLinePerProblem() {
         do {
-            _ = try InputMap.parse(Data(#"{"mappings": [{"event": "a+b,c", "action": {"key": "KEY_NOPE"}}]}"#.utf8),
-                                   path: "x.json")
+            _ = try InputMap.parse(
+                Data(#"{"mappings": [{"event": "a+b,c", "action": {"key": "KEY_NOPE"}}]}"#.utf8),
+                path: "x.json")
             Issue.record("expected an error")
         } catch let error as InputError {
             #expect(error.exitCode == .configuration)
-            #expect(error.description.split(separator: "\n") == [
-                "x.json: mappings[0].event: 'a+b,c' mixes a chord ('+') and a sequence (','); use one",
-                "x.json: mappings[0].action.key: unknown key name 'KEY_NOPE' (names as in linux/input-event-codes.h, e.g. KEY_ENTER)",
-            ])
+            #expect(
+                error.description.split(separator: "\n") == [
+                    "x.json: mappings[0].event: 'a+b,c' mixes a chord ('+') and a sequence (','); use one",
+                    "x.json: mappings[0].action.key: unknown key name 'KEY_NOPE' (names as in "
+                    + "linux/input-event-codes.h, e.g. KEY_ENTER)",
+                ])
         } catch {
             Issue.record("unexpected \(error)")
         }

@@ -1,8 +1,9 @@
-import Foundation
 import EventServer
-@testable import InputClient
+import Foundation
 import Testing
 import WinkCore
+
+@testable import InputClient
 
 /// A one-client Unix socket server on a temporary path: greets, records the client's first line, writes
 /// scripted lines, then closes.
@@ -19,9 +20,14 @@ final class FakeEventServer: @unchecked Sendable {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes); $0[bytes.count] = 0 }
+        withUnsafeMutableBytes(of: &address.sun_path) {
+            $0.copyBytes(from: bytes)
+            $0[bytes.count] = 0
+        }
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard rc == 0, listen(listener, 4) == 0 else { throw POSIXError(.EADDRINUSE) }
     }
@@ -95,7 +101,9 @@ final class ScriptedConnector: EventLineConnector {
 }
 
 struct InputSessionTests {
-    static let hello = #"{"type":"hello","protocol":"winkd","version":1,"events":["faceFound","faceLost","blink","winkLeft","winkRight","smile","mouthOpen"]}"#
+    static let hello =
+        #"{"type":"hello","protocol":"winkd","version":1,"#
+        + #""events":["faceFound","faceLost","blink","winkLeft","winkRight","smile","mouthOpen"]}"#
 
     static func ndjson(_ event: ExpressionEvent) -> String { try! LineEncoder().string(event) }
 
@@ -106,10 +114,12 @@ struct InputSessionTests {
         let recorded = try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map(String.init)
         server.serve(hello: Self.hello, lines: recorded + [#"{"type":"bye","reason":"end_of_input"}"#])
 
-        let map = try InputMap.parse(Data("""
-            {"mappings": [{"event": "winkLeft", "action": {"key": "KEY_LEFT"}},
-                          {"event": "blink,blink", "action": {"key": "KEY_SPACE"}}]}
-            """.utf8))
+        let map = try InputMap.parse(
+            Data(
+                """
+                {"mappings": [{"event": "winkLeft", "action": {"key": "KEY_LEFT"}},
+                              {"event": "blink,blink", "action": {"key": "KEY_SPACE"}}]}
+                """.utf8))
         let transcript = Transcript()
         var logs: [String] = []
         let session = InputSession(
@@ -120,10 +130,18 @@ struct InputSessionTests {
 
         #expect(end == .bye("end_of_input"))
         #expect(transcript.lines == ["press KEY_LEFT", "release KEY_LEFT"])
-        struct Subscribe: Decodable, Equatable { var type: String; var id: Int; var events: [String]; var coefficients: Bool }
+        struct Subscribe: Decodable, Equatable {
+            var type: String
+            var id: Int
+            var events: [String]
+            var coefficients: Bool
+        }
         #expect(server.received.hasSuffix("\n") && server.received.filter { $0 == "\n" }.count == 1)
-        #expect(try JSONDecoder().decode(Subscribe.self, from: Data(server.received.utf8))
-            == Subscribe(type: "subscribe", id: 1, events: ["blink", "faceFound", "faceLost", "winkLeft"], coefficients: false))
+        #expect(
+            try JSONDecoder().decode(Subscribe.self, from: Data(server.received.utf8))
+                == Subscribe(
+                    type: "subscribe", id: 1, events: ["blink", "faceFound", "faceLost", "winkLeft"],
+                    coefficients: false))
         #expect(logs.isEmpty)
     }
 
@@ -132,25 +150,31 @@ struct InputSessionTests {
     @Test func anEventTheDaemonDoesNotOfferEndsTheSession() throws {
         let server = try FakeEventServer()
         server.serve(hello: Self.hello, lines: [])  // the client leaves after the hello: nothing more to write
-        let map = try InputMap.parse(Data("""
-            {"mappings": [{"event": "winkleft", "action": {"key": "KEY_LEFT"}},
-                          {"event": "smile", "action": {"key": "KEY_ENTER"}},
-                          {"event": "fooBar", "action": {"key": "KEY_F"}}]}
-            """.utf8))
+        let map = try InputMap.parse(
+            Data(
+                """
+                {"mappings": [{"event": "winkleft", "action": {"key": "KEY_LEFT"}},
+                              {"event": "smile", "action": {"key": "KEY_ENTER"}},
+                              {"event": "fooBar", "action": {"key": "KEY_F"}}]}
+                """.utf8))
         let session = InputSession(
             engine: MappingEngine(map: map, injector: PrintingInjector { _ in }),
             connector: UnixSocketConnector(path: server.path), sleep: { _ in }, log: { _ in })
         let end = session.run(reconnect: true)
         server.wait()
-        #expect(end == .unknownEvents(["fooBar", "winkleft"],
-                                      offered: ["faceFound", "faceLost", "blink", "winkLeft", "winkRight", "smile", "mouthOpen"]))
+        #expect(
+            end
+                == .unknownEvents(
+                    ["fooBar", "winkleft"],
+                    offered: ["faceFound", "faceLost", "blink", "winkLeft", "winkRight", "smile", "mouthOpen"]))
         #expect(server.received.isEmpty)
     }
 
     @Test func heldKeyIsReleasedWhenTheDaemonGoesAway() throws {
         let server = try FakeEventServer()
         server.serve(hello: Self.hello, lines: [Self.ndjson(face(0)), Self.ndjson(began("mouthOpen", 1.5))])
-        let map = try InputMap.parse(Data(#"{"mappings": [{"event": "mouthOpen", "action": {"button": "BTN_LEFT"}, "mode": "hold"}]}"#.utf8))
+        let map = try InputMap.parse(
+            Data(#"{"mappings": [{"event": "mouthOpen", "action": {"button": "BTN_LEFT"}, "mode": "hold"}]}"#.utf8))
         let transcript = Transcript()
         let session = InputSession(
             engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0) }),
@@ -165,37 +189,45 @@ struct InputSessionTests {
         let server = try FakeEventServer()
         server.serve(hello: "SSH-2.0-OpenSSH", lines: [])
         let map = try InputMap.parse(Data(#"{"mappings": [{"event": "blink", "action": {"key": "KEY_B"}}]}"#.utf8))
-        let session = InputSession(engine: MappingEngine(map: map, injector: PrintingInjector { _ in }),
-                                   connector: UnixSocketConnector(path: server.path), sleep: { _ in }, log: { _ in })
+        let session = InputSession(
+            engine: MappingEngine(map: map, injector: PrintingInjector { _ in }),
+            connector: UnixSocketConnector(path: server.path), sleep: { _ in }, log: { _ in })
         session.helloTimeout = 2
         #expect(session.run(reconnect: false) == .notWinkd("no winkd hello"))
     }
 
     @Test func ticksBetweenLinesFireMinHoldFromEventTime() throws {
         let clock = ManualClock()
-        let lines: [LineRead] = [.line(Self.hello), .line(Self.ndjson(face(0))), .line(Self.ndjson(began("smile", 2)))]
+        let lines: [LineRead] =
+            [.line(Self.hello), .line(Self.ndjson(face(0))), .line(Self.ndjson(began("smile", 2)))]
             + Array(repeating: .timeout, count: 9)
         let connector = ScriptedConnector([lines], clock: clock)
-        let map = try InputMap.parse(Data(#"{"mappings": [{"event": "smile", "action": {"key": "KEY_ENTER"}, "minHold": 0.8}]}"#.utf8))
+        let map = try InputMap.parse(
+            Data(#"{"mappings": [{"event": "smile", "action": {"key": "KEY_ENTER"}, "minHold": 0.8}]}"#.utf8))
         let transcript = Transcript()
-        let session = InputSession(engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0) }),
-                                   connector: connector, clock: clock, sleep: { _ in }, log: { _ in })
+        let session = InputSession(
+            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0) }),
+            connector: connector, clock: clock, sleep: { _ in }, log: { _ in })
         #expect(session.run(reconnect: false) == .closed)
-        #expect(transcript.lines == tap("KEY_ENTER")) // fired at ~2.8 s by ticks, before the stream closed
+        #expect(transcript.lines == tap("KEY_ENTER"))  // fired at ~2.8 s by ticks, before the stream closed
     }
 
     @Test func reconnectsWithBackoffDoublingToFiveSecondsAndResetsAfterAGreeting() throws {
         let clock = ManualClock()
-        let connected: [LineRead] = [.line(Self.hello), .line(Self.ndjson(face(0))),
-                                     .line(Self.ndjson(began("mouthOpen", 2)))]
+        let connected: [LineRead] = [
+            .line(Self.hello), .line(Self.ndjson(face(0))),
+            .line(Self.ndjson(began("mouthOpen", 2))),
+        ]
         let connector = ScriptedConnector([nil, nil, connected, nil, nil, nil, nil, nil], clock: clock)
-        let map = try InputMap.parse(Data(#"{"mappings": [{"event": "mouthOpen", "action": {"key": "KEY_A"}, "mode": "hold"}]}"#.utf8))
+        let map = try InputMap.parse(
+            Data(#"{"mappings": [{"event": "mouthOpen", "action": {"key": "KEY_A"}, "mode": "hold"}]}"#.utf8))
         let transcript = Transcript()
         var sleeps: [Double] = []
         var logs: [String] = []
-        let session = InputSession(engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0) }),
-                                   connector: connector, clock: clock, sleep: { sleeps.append($0) },
-                                   log: { logs.append($0) }, shouldStop: { sleeps.count >= 8 })
+        let session = InputSession(
+            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0) }),
+            connector: connector, clock: clock, sleep: { sleeps.append($0) },
+            log: { logs.append($0) }, shouldStop: { sleeps.count >= 8 })
         #expect(session.run(reconnect: true) == .stopped)
         #expect(sleeps == [0.5, 1.0, 0.5, 1.0, 2.0, 4.0, 5.0, 5.0])
         #expect(transcript.lines == ["press KEY_A", "release KEY_A"])
@@ -204,10 +236,12 @@ struct InputSessionTests {
 
     @Test func aPeerThatIsNotWinkdIsToldApartFromNoDaemon() throws {
         let map = try InputMap.parse(Data(#"{"mappings": [{"event": "blink", "action": {"key": "KEY_B"}}]}"#.utf8))
-        let session = InputSession(engine: MappingEngine(map: map, injector: PrintingInjector { _ in }),
-                                   connector: UnixSocketConnector(path: "/nonexistent/winkin.sock"),
-                                   sleep: { _ in }, log: { _ in })
-        #expect(session.run(reconnect: false)
-            == .connectFailed("/nonexistent/winkin.sock: no winkd listening (is it running?)"))
+        let session = InputSession(
+            engine: MappingEngine(map: map, injector: PrintingInjector { _ in }),
+            connector: UnixSocketConnector(path: "/nonexistent/winkin.sock"),
+            sleep: { _ in }, log: { _ in })
+        #expect(
+            session.run(reconnect: false)
+                == .connectFailed("/nonexistent/winkin.sock: no winkd listening (is it running?)"))
     }
 }

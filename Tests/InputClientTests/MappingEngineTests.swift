@@ -1,7 +1,8 @@
 import Foundation
-@testable import InputClient
 import Testing
 import WinkCore
+
+@testable import InputClient
 
 struct MappingEngineTests {
     static let arrows = """
@@ -27,7 +28,8 @@ struct MappingEngineTests {
 
     @Test func recordedSmileFiresEnterOnlyAfterMinHold() throws {
         // single_face: faceFound 0, smile began 0.8, blink 1.0, smile ended 2.333.
-        let harness = try Harness("""
+        let harness = try Harness(
+            """
             {"safeStart": 0.5, "mappings": [{"event": "smile", "action": {"key": "KEY_ENTER"}, "minHold": 0.8}]}
             """)
         let events = try recordedStream("single_face")
@@ -42,7 +44,8 @@ struct MappingEngineTests {
 
     @Test func recordedSmileWithinSafeStartFiresNothing() throws {
         // The smile begins at 0.8 s, inside the default 1.0 s safe start; the blink at 1.0 s is just out.
-        let harness = try Harness("""
+        let harness = try Harness(
+            """
             {"mappings": [{"event": "smile", "action": {"key": "KEY_ENTER"}},
                           {"event": "blink", "action": {"key": "KEY_B"}}]}
             """)
@@ -51,7 +54,8 @@ struct MappingEngineTests {
     }
 
     @Test func recordedSmileHoldsTheButtonFromBeganToEnded() throws {
-        let harness = try Harness("""
+        let harness = try Harness(
+            """
             {"safeStart": 0.5, "mappings": [{"event": "smile", "action": {"button": "BTN_LEFT"}, "mode": "hold"}]}
             """)
         let events = try recordedStream("single_face")
@@ -64,7 +68,8 @@ struct MappingEngineTests {
     }
 
     @Test func recordedStreamCutMidSmileReleasesOnDisconnect() throws {
-        let harness = try Harness("""
+        let harness = try Harness(
+            """
             {"safeStart": 0.5, "mappings": [{"event": "smile", "action": {"key": "KEY_LEFTSHIFT"}, "mode": "hold"}]}
             """)
         harness.feed(Array(try recordedStream("single_face").prefix(3)))
@@ -86,7 +91,8 @@ struct MappingEngineTests {
     }
 
     @Test func toggleFlipsOnEachGesture() throws {
-        let harness = try Harness(#"{"mappings": [{"event": "smile", "action": {"key": "KEY_CAPSLOCK"}, "mode": "toggle"}]}"#)
+        let harness = try Harness(
+            #"{"mappings": [{"event": "smile", "action": {"key": "KEY_CAPSLOCK"}, "mode": "toggle"}]}"#)
         harness.feed([face(0), began("smile", 2), ended("smile", 2.5)])
         #expect(harness.lines == ["press KEY_CAPSLOCK"])
         harness.feed([began("smile", 3), ended("smile", 3.5)])
@@ -94,20 +100,22 @@ struct MappingEngineTests {
     }
 
     @Test func repeatTapsEveryIntervalWhileHeld() throws {
-        let harness = try Harness("""
+        let harness = try Harness(
+            """
             {"mappings": [{"event": "mouthOpen", "action": {"key": "KEY_DOWN"}, "mode": "repeat", "interval": 100}]}
             """)
         harness.feed([face(0), began("mouthOpen", 2)])
         #expect(harness.lines == tap("KEY_DOWN"))
         harness.engine.tick(time: 2.35)
-        #expect(harness.lines.count == 8) // taps at 2.0, 2.1, 2.2, 2.3
+        #expect(harness.lines.count == 8)  // taps at 2.0, 2.1, 2.2, 2.3
         harness.feed([ended("mouthOpen", 2.38)])
         harness.engine.tick(time: 4)
         #expect(harness.lines == Array(repeating: tap("KEY_DOWN"), count: 4).flatMap { $0 })
     }
 
     @Test func keyHeldByTwoMappingsIsPressedAndReleasedOnce() throws {
-        let harness = try Harness("""
+        let harness = try Harness(
+            """
             {"mappings": [{"event": "smile", "action": {"key": "KEY_A"}, "mode": "hold"},
                           {"event": "mouthOpen", "action": {"key": "KEY_A"}, "mode": "hold"}]}
             """)
@@ -126,14 +134,15 @@ struct MappingEngineTests {
     // MARK: Chords and sequences
 
     @Test func chordFiresOnlyWhenBothAreActive() throws {
-        let harness = try Harness("""
+        let harness = try Harness(
+            """
             {"mappings": [{"event": "winkLeft+smile", "action": {"key": "KEY_ESC"}, "mode": "hold"}]}
             """)
         harness.feed([face(0), began("winkLeft", 2), ended("winkLeft", 2.3), began("smile", 3)])
         #expect(harness.lines.isEmpty)
         harness.feed([began("winkLeft", 3.5)])
         #expect(harness.lines == ["press KEY_ESC"])
-        harness.feed([ended("smile", 3.8)]) // the first member to end ends the chord
+        harness.feed([ended("smile", 3.8)])  // the first member to end ends the chord
         #expect(harness.lines == ["press KEY_ESC", "release KEY_ESC"])
         harness.feed([ended("winkLeft", 4)])
         #expect(harness.lines == ["press KEY_ESC", "release KEY_ESC"])
@@ -146,21 +155,23 @@ struct MappingEngineTests {
     }
 
     @Test func doubleBlinkWithinTheWindow() throws {
-        let harness = try Harness("""
+        let harness = try Harness(
+            """
             {"mappings": [{"event": "blink,blink", "within": 0.6, "action": {"key": "KEY_SPACE"}}]}
             """)
         harness.feed([face(0), occurred("blink", 2), occurred("blink", 2.5)])
         #expect(harness.lines == tap("KEY_SPACE"))
-        harness.feed([occurred("blink", 4), occurred("blink", 4.8)]) // too slow
+        harness.feed([occurred("blink", 4), occurred("blink", 4.8)])  // too slow
         #expect(harness.lines == tap("KEY_SPACE"))
-        harness.feed([occurred("blink", 5.2)]) // pairs with 4.8
+        harness.feed([occurred("blink", 5.2)])  // pairs with 4.8
         #expect(harness.lines == tap("KEY_SPACE") + tap("KEY_SPACE"))
         harness.feed([occurred("blink", 7), began("smile", 7.1), occurred("blink", 7.3), occurred("blink", 7.6)])
-        #expect(harness.lines.count == 6) // 7.0+7.3 fires (smile ignored); 7.6 starts afresh
+        #expect(harness.lines.count == 6)  // 7.0+7.3 fires (smile ignored); 7.6 starts afresh
     }
 
     @Test func singleBlinkMappingIgnoresDoubleBlinkMappingsWindow() throws {
-        let harness = try Harness("""
+        let harness = try Harness(
+            """
             {"mappings": [{"event": "blink,blink", "action": {"key": "KEY_SPACE"}},
                           {"event": "blink", "action": {"key": "KEY_B"}}]}
             """)
@@ -171,18 +182,21 @@ struct MappingEngineTests {
     // MARK: Timing rules
 
     @Test func cooldownSuppressesFiringsTooSoonAfterTheLast() throws {
-        let harness = try Harness(#"{"mappings": [{"event": "winkLeft", "action": {"key": "KEY_LEFT"}, "cooldown": 2}]}"#)
+        let harness = try Harness(
+            #"{"mappings": [{"event": "winkLeft", "action": {"key": "KEY_LEFT"}, "cooldown": 2}]}"#)
         for t in [2.0, 3.0, 4.5] { harness.feed([began("winkLeft", t), ended("winkLeft", t + 0.3, since: t)]) }
         // faceless start: presence counts from the first event (2.0), so the 2.0 wink is in safe start
         #expect(harness.lines == tap("KEY_LEFT"))
-        let second = try Harness(#"{"mappings": [{"event": "winkLeft", "action": {"key": "KEY_LEFT"}, "cooldown": 2}]}"#)
+        let second = try Harness(
+            #"{"mappings": [{"event": "winkLeft", "action": {"key": "KEY_LEFT"}, "cooldown": 2}]}"#)
         second.feed([face(0)])
         for t in [2.0, 3.0, 4.5] { second.feed([began("winkLeft", t), ended("winkLeft", t + 0.3, since: t)]) }
-        #expect(second.lines == tap("KEY_LEFT") + tap("KEY_LEFT")) // 2.0 and 4.5; 3.0 is within the cooldown
+        #expect(second.lines == tap("KEY_LEFT") + tap("KEY_LEFT"))  // 2.0 and 4.5; 3.0 is within the cooldown
     }
 
     @Test func gestureShorterThanMinHoldFiresNothing() throws {
-        let harness = try Harness("""
+        let harness = try Harness(
+            """
             {"mappings": [{"event": "smile", "action": {"key": "KEY_ENTER"}, "minHold": 0.8},
                           {"event": "blink", "action": {"key": "KEY_B"}, "minHold": 0.3}]}
             """)
@@ -195,7 +209,8 @@ struct MappingEngineTests {
     }
 
     @Test func holdWithMinHoldGoesDownAfterMinHoldFromTheBeganTime() throws {
-        let harness = try Harness("""
+        let harness = try Harness(
+            """
             {"mappings": [{"event": "mouthOpen", "action": {"button": "BTN_LEFT"}, "mode": "hold", "minHold": 0.5}]}
             """)
         harness.feed([face(0), began("mouthOpen", 2)])
@@ -218,7 +233,8 @@ struct MappingEngineTests {
     }
 
     @Test func faceLostReleasesEveryHeldKeyIncludingToggles() throws {
-        let harness = try Harness("""
+        let harness = try Harness(
+            """
             {"mappings": [{"event": "smile", "action": {"key": "KEY_A"}, "mode": "hold"},
                           {"event": "winkLeft", "action": {"key": "KEY_B"}, "mode": "toggle"}]}
             """)
@@ -230,7 +246,8 @@ struct MappingEngineTests {
     // MARK: Pause
 
     @Test func pauseGestureTurnsOtherMappingsOffAndOn() throws {
-        let harness = try Harness("""
+        let harness = try Harness(
+            """
             {"mappings": [{"event": "mouthOpen", "action": {"pause": true}},
                           {"event": "winkLeft", "action": {"key": "KEY_LEFT"}},
                           {"event": "smile", "action": {"button": "BTN_LEFT"}, "mode": "hold"}]}
@@ -242,7 +259,7 @@ struct MappingEngineTests {
         #expect(harness.lines.count == 2)
         harness.feed([began("mouthOpen", 4), ended("mouthOpen", 4.3)])
         #expect(!harness.engine.isPaused)
-        harness.feed([ended("smile", 4.5)]) // the smile under way while paused never fires
+        harness.feed([ended("smile", 4.5)])  // the smile under way while paused never fires
         harness.feed([began("winkLeft", 5), ended("winkLeft", 5.2)])
         #expect(harness.lines == ["press BTN_LEFT", "release BTN_LEFT"] + tap("KEY_LEFT"))
     }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import InputClient
 import WinkCore
+
+@testable import InputClient
 
 /// The recorded event streams next to this file (made with `winkctl analyze` on the shared fixtures).
 func recordedStream(_ name: String, filePath: String = #filePath) throws -> [ExpressionEvent] {
@@ -14,8 +15,16 @@ func recordedStream(_ name: String, filePath: String = #filePath) throws -> [Exp
 final class Transcript: @unchecked Sendable {
     private var items: [String] = []
     private let lock = NSLock()
-    func append(_ line: String) { lock.lock(); items.append(line); lock.unlock() }
-    var lines: [String] { lock.lock(); defer { lock.unlock() }; return items }
+    func append(_ line: String) {
+        lock.lock()
+        items.append(line)
+        lock.unlock()
+    }
+    var lines: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return items
+    }
 }
 
 /// An engine over a map given as JSON, printing into a transcript as `--dry-run` would.
@@ -66,6 +75,8 @@ final class FakeUinputDevice: UinputDevice {
     struct Write: Equatable { var type: UInt16, code: UInt16, value: Int32 }
     var writes: [Write] = []
     var destroyed = 0
-    func write(type: UInt16, code: UInt16, value: Int32) throws { writes.append(Write(type: type, code: code, value: value)) }
+    func write(type: UInt16, code: UInt16, value: Int32) throws {
+        writes.append(Write(type: type, code: code, value: value))
+    }
     func destroy() { destroyed += 1 }
 }

@@ -16,14 +16,16 @@ public enum Wait {
 
     /// Checks `condition` every `interval` seconds until it holds or `seconds` pass; whether it held.
     @discardableResult
-    public static func until(_ seconds: Double = generous, interval: Double = 0.05, _ condition: () throws -> Bool) rethrows
+    public static func until(_ seconds: Double = generous, interval: Double = 0.05, _ condition: () throws -> Bool)
+        rethrows
         -> Bool
     {
         try value(seconds, interval: interval) { try condition() ? true : nil } ?? false
     }
 
     /// The first non-nil result of `attempt`, tried every `interval` seconds for up to `seconds`; nil if none.
-    public static func value<T>(_ seconds: Double = generous, interval: Double = 0.05, _ attempt: () throws -> T?) rethrows
+    public static func value<T>(_ seconds: Double = generous, interval: Double = 0.05, _ attempt: () throws -> T?)
+        rethrows
         -> T?
     {
         let end = Date(timeIntervalSinceNow: seconds)

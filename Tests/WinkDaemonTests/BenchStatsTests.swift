@@ -2,6 +2,7 @@ import EventServer
 import Foundation
 import Testing
 import WinkCore
+
 @testable import WinkDaemon
 @testable import WinkctlCommands
 
@@ -34,10 +35,10 @@ struct BenchStatsTests {
         #expect(stats.mean == 5.5)
         #expect(stats.total == 55)
         #expect(stats.maximum == 10)
-        #expect(stats.percentile(50) == 5)   // rank ceil(5) = 5
+        #expect(stats.percentile(50) == 5)  // rank ceil(5) = 5
         #expect(stats.percentile(99) == 10)  // rank ceil(9.9) = 10
         #expect(stats.percentile(10) == 1)
-        #expect(stats.percentile(11) == 2)   // rank ceil(1.1) = 2
+        #expect(stats.percentile(11) == 2)  // rank ceil(1.1) = 2
         stats.add(0.5)  // after sorting, a new sample still counts
         #expect(stats.percentile(1) == 0.5)
     }
@@ -64,7 +65,8 @@ struct BenchStatsTests {
 @Suite(.serialized)
 struct BenchLatencyTests {
     @Test func extractsTheCaptureTime() {
-        #expect(LatencyRecorder.captureNanoseconds(in: #"{"type":"event","t_mono_ns":123456789012}"#) == 123_456_789_012)
+        #expect(
+            LatencyRecorder.captureNanoseconds(in: #"{"type":"event","t_mono_ns":123456789012}"#) == 123_456_789_012)
         #expect(LatencyRecorder.captureNanoseconds(in: #"{"type":"heartbeat"}"#) == nil)
         #expect(LatencyRecorder.captureNanoseconds(in: "not json") == nil)
     }
@@ -84,13 +86,19 @@ struct BenchLatencyTests {
         for frame in 0..<10 {
             let captured = clock.nanoseconds() - 40_000_000
             // As winkd sends them: a frame's coefficients, then its events.
-            server.publish(coefficients: CoefficientsLine(frame: frame, time: 0, values: ["jawOpen": 0.1], tMonoNs: captured))
-            server.publish(event: ExpressionEvent(event: "blink", phase: .began, frame: frame, time: 0, value: 1,
-                                                  tMonoNs: captured))
+            server.publish(
+                coefficients: CoefficientsLine(frame: frame, time: 0, values: ["jawOpen": 0.1], tMonoNs: captured))
+            server.publish(
+                event: ExpressionEvent(
+                    event: "blink", phase: .began, frame: frame, time: 0, value: 1,
+                    tMonoNs: captured))
         }
         let recorder = LatencyRecorder()
         var written: [String] = []
-        let code = try EventsCommand.relay(client, socket: path, limit: 10, latency: recorder) { written.append($0); return true }
+        let code = try EventsCommand.relay(client, socket: path, limit: 10, latency: recorder) {
+            written.append($0)
+            return true
+        }
         #expect(code == .ok)
         #expect(written.count == 1 + 20)  // hello, then 10 events and 10 coefficient lines
         let summary = recorder.summary()

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WinkCore
+
 @testable import WinkDaemon
 @testable import WinkctlCommands
 
@@ -14,7 +15,9 @@ import WinkCore
             let help = spec.help(program: "winkctl")
             for option in spec.options {
                 #expect(help.contains(option.label), "\(spec.name): \(option.name)")
-                if let value = option.defaultValue { #expect(help.contains("(default: \(value))"), "\(spec.name): \(option.name)") }
+                if let value = option.defaultValue {
+                    #expect(help.contains("(default: \(value))"), "\(spec.name): \(option.name)")
+                }
             }
             #expect(help.contains("--help") && help.contains(ExitCode.summary))
         }
@@ -59,7 +62,8 @@ import WinkCore
         }
         let bash = directory.appendingPathComponent("winkctl.bash").path
         func bashCompletes(_ words: [String]) throws -> [String] {
-            let line = "source \(bash); COMP_WORDS=(\(words.map { "'\($0)'" }.joined(separator: " "))); "
+            let line =
+                "source \(bash); COMP_WORDS=(\(words.map { "'\($0)'" }.joined(separator: " "))); "
                 + "COMP_CWORD=\(words.count - 1); _winkctl_complete; printf '%s\\n' \"${COMPREPLY[@]}\""
             return try run("/usr/bin/bash", ["-c", line]).output.split(separator: "\n").map(String.init)
         }
@@ -67,8 +71,13 @@ import WinkCore
         #expect(try bashCompletes(["winkctl", "analyze", "--co"]) == ["--config", "--coefficients"])
         #expect(try bashCompletes(["winkctl", "completion", "f"]) == ["fish"])
         let winkdBash = directory.appendingPathComponent("winkd.bash").path
-        let pace = try run("/usr/bin/bash", ["-c", "source \(winkdBash); COMP_WORDS=(winkd --pace ''); COMP_CWORD=2; "
-                                             + "_winkd_complete; printf '%s\\n' \"${COMPREPLY[@]}\""])
+        let pace = try run(
+            "/usr/bin/bash",
+            [
+                "-c",
+                "source \(winkdBash); COMP_WORDS=(winkd --pace ''); COMP_CWORD=2; "
+                    + "_winkd_complete; printf '%s\\n' \"${COMPREPLY[@]}\"",
+            ])
         #expect(pace.output == "realtime\nfast\n")
 
         let fish = directory.appendingPathComponent("winkctl.fish").path
@@ -92,14 +101,17 @@ import WinkCore
         let p = Process()
         p.executableURL = URL(fileURLWithPath: program)
         p.arguments = arguments
-        let out = Pipe(), err = Pipe(), inp = Pipe()
+        let out = Pipe()
+        let err = Pipe()
+        let inp = Pipe()
         p.standardOutput = out
         p.standardError = err
         p.standardInput = inp
         try p.run()
         if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
         try inp.fileHandleForWriting.close()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
     }

@@ -4,6 +4,7 @@ import FaceTracking
 import Foundation
 import Testing
 import WinkCore
+
 @testable import WinkDaemon
 
 /// Issue 15, items 1 and 2: the default configuration and profile locations, `--config` naming a missing
@@ -11,12 +12,14 @@ import WinkCore
 struct ConfigurationLocationTests {
     /// A user folder and a system folder under a fresh temporary directory.
     struct Folders {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-loc-\(UUID().uuidString.prefix(8))")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "winkd-loc-\(UUID().uuidString.prefix(8))")
         var user: URL { root.appendingPathComponent("xdg/winkd") }
         var system: URL { root.appendingPathComponent("etc/winkd") }
         var location: Configuration.Location {
-            Configuration.Location(environment: ["XDG_CONFIG_HOME": root.appendingPathComponent("xdg").path],
-                                   systemDirectory: system.path)
+            Configuration.Location(
+                environment: ["XDG_CONFIG_HOME": root.appendingPathComponent("xdg").path],
+                systemDirectory: system.path)
         }
         func write(_ text: String, to folder: URL, _ name: String = "config.json") throws {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -25,13 +28,17 @@ struct ConfigurationLocationTests {
     }
 
     @Test func theUserFolderComesFromXDGConfigHomeElseHomeAndASystemUserHasNone() {
-        #expect(Configuration.Location(environment: ["XDG_CONFIG_HOME": "/x", "HOME": "/home/me"]).userDirectory == "/x/winkd")
-        #expect(Configuration.Location(environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/home/me"]).userDirectory
-            == "/home/me/.config/winkd")
+        #expect(
+            Configuration.Location(environment: ["XDG_CONFIG_HOME": "/x", "HOME": "/home/me"]).userDirectory
+                == "/x/winkd")
+        #expect(
+            Configuration.Location(environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/home/me"]).userDirectory
+                == "/home/me/.config/winkd")
         #expect(Configuration.Location(environment: ["HOME": "/"]).userDirectory == nil)
         #expect(Configuration.Location(environment: [:]).candidates("config.json") == ["/etc/winkd/config.json"])
-        #expect(Configuration.Location(environment: ["HOME": "/home/me"]).candidates("config.json")
-            == ["/home/me/.config/winkd/config.json", "/etc/winkd/config.json"])
+        #expect(
+            Configuration.Location(environment: ["HOME": "/home/me"]).candidates("config.json")
+                == ["/home/me/.config/winkd/config.json", "/etc/winkd/config.json"])
     }
 
     @Test func theUsersFileWinsOverTheSystemsAndNoFileIsTheDefaults() throws {
@@ -46,7 +53,9 @@ struct ConfigurationLocationTests {
         #expect(c.quality.maximumYaw == 10 && c.path == f.user.appendingPathComponent("config.json").path)
         // --config wins over both.
         try f.write(#"{"mirrored": true}"#, to: f.root, "mine.json")
-        let mine = try ConfigurationRequest(configPath: f.root.appendingPathComponent("mine.json").path, location: f.location).load()
+        let mine = try ConfigurationRequest(
+            configPath: f.root.appendingPathComponent("mine.json").path, location: f.location
+        ).load()
         #expect(mine.mirrored && mine.quality.maximumYaw == QualityGate().maximumYaw)
     }
 
@@ -58,8 +67,9 @@ struct ConfigurationLocationTests {
         #expect(try ConfigurationRequest(location: f.location).load().profilePath == found)
         #expect(try ConfigurationRequest(profilePath: "/p.json", location: f.location).load().profilePath == "/p.json")
         try f.write(#"{"profile": "other.json"}"#, to: f.user)
-        #expect(try ConfigurationRequest(location: f.location).load().resolvedProfilePath
-            == f.user.appendingPathComponent("other.json").path)
+        #expect(
+            try ConfigurationRequest(location: f.location).load().resolvedProfilePath
+                == f.user.appendingPathComponent("other.json").path)
         #expect(try ConfigurationRequest().load().profilePath == nil, "without a location nothing is searched")
     }
 
@@ -70,7 +80,9 @@ struct ConfigurationLocationTests {
             _ = try ConfigurationRequest(configPath: "/nonexistent/winkd.json").load()
             Issue.record("expected Configuration.Missing")
         } catch let error as Configuration.Missing {
-            #expect(error.exitCode == .noInput && error.description == "/nonexistent/winkd.json: no such configuration file")
+            #expect(
+                error.exitCode == .noInput && error.description == "/nonexistent/winkd.json: no such configuration file"
+            )
         }
         try f.write(#"{"mirrored": "#, to: f.user)
         do {
@@ -95,24 +107,32 @@ struct ConfigurationLocationTests {
     @Test func theReportSaysWhereEachValueCameFrom() throws {
         let f = Folders()
         defer { try? FileManager.default.removeItem(at: f.root) }
-        try f.write(#"{"logLevel": "notice", "quality": {"maximumYaw": 20}, "analyzers": [{"event": "smile", "enter": 0.6}]}"#,
-                    to: f.user)
+        try f.write(
+            #"{"logLevel": "notice", "quality": {"maximumYaw": 20}, "analyzers": [{"event": "smile", "enter": 0.6}]}"#,
+            to: f.user)
         let request = ConfigurationRequest(mirrored: true, location: f.location)
         let report = ConfigurationReport(configuration: try request.load(), request: request, logLevelFlag: .debug)
         let file = f.user.appendingPathComponent("config.json").path
         func setting(_ key: String) -> ConfigurationReport.Setting? { report.settings.first { $0.key == key } }
         #expect(report.file == file && report.fileChosenBy == "default location")
-        #expect(setting("logLevel") == .init(key: "logLevel", value: "\"debug\"", unit: "error, warning, notice, info or debug",
-                                             from: "--log-level"))
+        #expect(
+            setting("logLevel")
+                == .init(
+                    key: "logLevel", value: "\"debug\"", unit: "error, warning, notice, info or debug",
+                    from: "--log-level"))
         #expect(setting("mirrored")?.from == "--mirrored" && setting("mirrored")?.value == "true")
-        #expect(setting("quality.maximumYaw") == .init(key: "quality.maximumYaw", value: "20", unit: "degrees", from: file))
+        #expect(
+            setting("quality.maximumYaw") == .init(key: "quality.maximumYaw", value: "20", unit: "degrees", from: file))
         #expect(setting("quality.maximumPitch")?.from == "default")
         #expect(setting("analyzers.smile.enter")?.value == "0.6" && setting("analyzers.smile.enter")?.from == file)
         #expect(setting("analyzers.smile.exit")?.from == "default")
         #expect(setting("coefficients.eyeStateWeight")?.value == "0.85")
         let text = report.text()
         #expect(text.contains("# file: \(file) (default location)\n"))
-        #expect(text.split(separator: "\n").contains { $0.hasPrefix("quality.maximumYaw = 20 ") && $0.hasSuffix("# degrees; \(file)") })
+        #expect(
+            text.split(separator: "\n").contains {
+                $0.hasPrefix("quality.maximumYaw = 20 ") && $0.hasSuffix("# degrees; \(file)")
+            })
         let json = try #require(JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
         #expect((json["settings"] as? [[String: Any]])?.count == report.settings.count)
     }
@@ -127,18 +147,28 @@ struct ConfigurationLocationTests {
         let keys = try #require(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]).keys
         #expect(Set(keys) == Configuration.knownKeys)
         #expect(c.coefficients == CoefficientModel() && c.quality == QualityGate() && c.calibration == .init())
-        #expect(c.tracker == TrackerSettings() && c.socketMode == 0o600 && c.maximumClients == 64 && !c.overlayOutputConfigured)
+        #expect(
+            c.tracker == TrackerSettings() && c.socketMode == 0o600 && c.maximumClients == 64
+                && !c.overlayOutputConfigured)
     }
 
     /// `text` without `//` comments (outside strings).
     static func strippingComments(_ text: String) -> String {
-        var out = "", inString = false, escaped = false
+        var out = ""
+        var inString = false
+        var escaped = false
         var chars = Array(text)[...]
         while let ch = chars.first {
             chars = chars.dropFirst()
             if inString {
                 out.append(ch)
-                if escaped { escaped = false } else if ch == "\\" { escaped = true } else if ch == "\"" { inString = false }
+                if escaped {
+                    escaped = false
+                } else if ch == "\\" {
+                    escaped = true
+                } else if ch == "\"" {
+                    inString = false
+                }
             } else if ch == "/" && chars.first == "/" {
                 while let next = chars.first, next != "\n" { chars = chars.dropFirst() }
             } else {
@@ -195,8 +225,9 @@ struct DaemonLogTests {
         #expect(lines.lock.withLock { lines.all }.isEmpty)
         gate.open()
         gate(.info, "client 1 closed (done)")
-        #expect(lines.lock.withLock { lines.all }
-            == ["client 1 connected", "client 1 subscribed to every event", "client 1 closed (done)"])
+        #expect(
+            lines.lock.withLock { lines.all }
+                == ["client 1 connected", "client 1 subscribed to every event", "client 1 closed (done)"])
         let failed = StartupLogGate { _, message in lines.lock.withLock { lines.all.append(message) } }
         failed(.info, "client 2 connected")
         failed.discard()

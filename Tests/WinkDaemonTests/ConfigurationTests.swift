@@ -2,15 +2,18 @@ import Expressions
 import Foundation
 import Testing
 import WinkCore
+
 @testable import WinkDaemon
 
 struct ConfigurationTests {
     func parse(_ json: String) throws -> Configuration { try Configuration.parse(Data(json.utf8), path: "c.json") }
 
     @Test func aRowChangesOnlyTheFieldsItGivesAndANewRowIsAdded() throws {
-        let c = try parse("""
+        let c = try parse(
+            """
             {"analyzers": [{"event": "smile", "enter": 0.6},
-                           {"event": "browRaise", "value": "browInnerUp", "enter": 0.5, "exit": 0.3, "minDuration": 0.2}],
+                           {"event": "browRaise", "value": "browInnerUp", "enter": 0.5, "exit": 0.3,
+                            "minDuration": 0.2}],
              "mirrored": true, "quality": {"maximumYaw": 20}}
             """)
         let smile = try #require(c.analyzers.first { $0.event == "smile" })
@@ -25,18 +28,23 @@ struct ConfigurationTests {
     }
 
     @Test func aNewRowFiresOnItsCoefficient() throws {
-        let c = try parse(#"{"replaceDefaultAnalyzers": true, "analyzers": [{"event": "browRaise", "value": "browInnerUp", "enter": 0.5, "exit": 0.3}]}"#)
+        let c = try parse(
+            #"{"replaceDefaultAnalyzers": true, "analyzers": [{"event": "browRaise", "value": "browInnerUp", "enter": "#
+            + #"0.5, "exit": 0.3}]}"#
+        )
         let table = AnalyzerTable(rows: c.analyzers)
         var events: [ExpressionEvent] = []
         var coefficients = BlendShapeCoefficients()
         coefficients[.browInnerUp] = 0.7
-        table.step(frame: FrameInfo(index: 0, time: 0, monotonicNanoseconds: 0), coefficients: coefficients, into: &events)
+        table.step(
+            frame: FrameInfo(index: 0, time: 0, monotonicNanoseconds: 0), coefficients: coefficients, into: &events)
         #expect(events.map(\.event) == ["browRaise"])
     }
 
     @Test func everyProblemIsOneLineNamingTheKey() {
         do {
-            _ = try parse("""
+            _ = try parse(
+                """
                 {"mirrored": "yes", "frobnicate": 1,
                  "analyzers": [{"event": "smile", "enter": 0.2, "exit": 0.5},
                                {"event": "x", "value": "eyeBlinkMiddle", "enter": 0.5},
@@ -86,7 +94,10 @@ extension ConfigurationTests {
     /// Found by a newcomer: typos inside sections and rows were silently ignored.
     @Test func unknownKeysInsideSectionsAndRowsAreProblems() {
         do {
-            _ = try parse(#"{"quality": {"maxYaw": 10}, "analyzers": [{"event": "smile", "entr": 0.6}, {"event": "z", "value": "jawOpen", "enter": 0.5, "colour": 1}]}"#)
+            _ = try parse(
+                #"{"quality": {"maxYaw": 10}, "analyzers": [{"event": "smile", "entr": 0.6}, {"event": "z", "value": "#
+                + #""jawOpen", "enter": 0.5, "colour": 1}]}"#
+            )
             Issue.record("expected Configuration.Invalid")
         } catch let e as Configuration.Invalid {
             let lines = e.description.split(separator: "\n").map(String.init)

@@ -4,9 +4,10 @@ import EventServer
 import FaceTracking
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 import WinkCore
+
 @testable import WinkDaemon
 
 /// Collects what the daemon publishes.
@@ -72,8 +73,10 @@ enum DaemonHarness {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         var options = DaemonOptions(source: camera.path, socketPath: dir.appendingPathComponent("s.sock").path)
         options.alwaysOn = true
-        let daemon = try Daemon(options: options, predictor: predictor,
-                                environment: environment ?? Self.environment(camera), observer: recorder) { _, _ in }
+        let daemon = try Daemon(
+            options: options, predictor: predictor,
+            environment: environment ?? Self.environment(camera), observer: recorder
+        ) { _, _ in }
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             _ = daemon.run()
@@ -118,7 +121,8 @@ struct DaemonFaultTests {
         #expect(camera.openCount == 1, "no reopen while the camera is away")
         camera.script(Array(repeating: .frame(), count: 4))
         camera.setPresent(true)
-        #expect(recorder.wait { camera.openCount == 2 && recorder.statuses.filter { $0 == "source_opened" }.count == 2 })
+        #expect(
+            recorder.wait { camera.openCount == 2 && recorder.statuses.filter { $0 == "source_opened" }.count == 2 })
         #expect(recorder.wait { recorder.events == ["faceFound", "faceLost", "faceFound"] }, "\(recorder.events)")
         #expect(DaemonHarness.stop(daemon, done))
         #expect(camera.released)
@@ -141,9 +145,12 @@ struct DaemonFaultTests {
         camera.script([.frame(level: 128), corrupt, corrupt, corrupt, .frame(level: 128)])
         let recorder = Recorder()
         let (daemon, done) = try DaemonHarness.start(camera, recorder)
-        #expect(recorder.wait {
-            recorder.lines.contains { $0.state == .cameraCorruptFrames && $0.message?.hasPrefix("3 corrupt") == true }
-        }, "\(recorder.lines)")
+        #expect(
+            recorder.wait {
+                recorder.lines.contains {
+                    $0.state == .cameraCorruptFrames && $0.message?.hasPrefix("3 corrupt") == true
+                }
+            }, "\(recorder.lines)")
         #expect(DaemonHarness.stop(daemon, done))
     }
 

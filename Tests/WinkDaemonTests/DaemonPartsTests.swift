@@ -3,11 +3,14 @@ import Foundation
 import Glibc
 import Testing
 import WinkCore
+
 @testable import WinkDaemon
 
 /// `FrameExchange`, `V4L2Output` and the daemon's configuration keys.
 struct DaemonPartsTests {
-    static func info(_ i: Int) -> FrameInfo { FrameInfo(index: i, time: Double(i) / 30, monotonicNanoseconds: UInt64(i)) }
+    static func info(_ i: Int) -> FrameInfo {
+        FrameInfo(index: i, time: Double(i) / 30, monotonicNanoseconds: UInt64(i))
+    }
 
     @Test func theNewestFrameWinsAndOlderWaitingFramesAreDroppedAndCounted() {
         let exchange = FrameExchange()
@@ -67,8 +70,9 @@ struct DaemonPartsTests {
         }
         func close(_ fd: Int32) { closed += 1 }
         func queryCapability(_ fd: Int32) throws(Errno) -> V4L2Capability {
-            V4L2Capability(driver: "v4l2 loopback", card: "Dummy", busInfo: "platform:v4l2loopback-000",
-                           capabilities: [.deviceCaps], deviceCapabilities: output ? [.videoOutput] : [.videoCapture])
+            V4L2Capability(
+                driver: "v4l2 loopback", card: "Dummy", busInfo: "platform:v4l2loopback-000",
+                capabilities: [.deviceCaps], deviceCapabilities: output ? [.videoOutput] : [.videoCapture])
         }
         func setOutputFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(Errno) -> V4L2ImageFormat {
             formats.append(format)
@@ -102,8 +106,8 @@ struct DaemonPartsTests {
         try output.write(Self.colourBuffer(b: 0, g: 0, r: 255))
         #expect(fake.written.count == 3 && fake.written.allSatisfy { $0.count == 4 * 2 * 2 })
         #expect(Array(fake.written[0].prefix(4)) == [235, 128, 235, 128])  // white: Y 235, neutral chroma
-        #expect(Array(fake.written[1].prefix(4)) == [16, 128, 16, 128])    // black: Y 16
-        #expect(Array(fake.written[2].prefix(4)) == [82, 90, 82, 240])     // red: Y 82, Cb 90, Cr 240 (BT.601)
+        #expect(Array(fake.written[1].prefix(4)) == [16, 128, 16, 128])  // black: Y 16
+        #expect(Array(fake.written[2].prefix(4)) == [82, 90, 82, 240])  // red: Y 82, Cb 90, Cr 240 (BT.601)
         #expect(output.framesWritten == 3)
         output.close()
         #expect(fake.closed == 1)
@@ -119,7 +123,9 @@ struct DaemonPartsTests {
 
         let capture = FakeOutput()
         capture.output = false
-        #expect(throws: CaptureError.self) { try V4L2Output(path: "/dev/video10", width: 4, height: 2, syscalls: capture) }
+        #expect(throws: CaptureError.self) {
+            try V4L2Output(path: "/dev/video10", width: 4, height: 2, syscalls: capture)
+        }
         #expect(capture.closed == 1)
         let none = FakeOutput()
         none.accepted = []
@@ -155,33 +161,39 @@ struct DaemonPartsTests {
     // MARK: Configuration keys
 
     @Test func cameraSocketAndOverlayKeysAreReadAndCheckedOneLineEach() throws {
-        let c = try Configuration.parse(Data(#"""
-            {"camera": {"width": 320, "height": 240, "fps": 15}, "socket": {"mode": "0660", "maximumClients": 8},
-             "overlay": {"layout": "/tmp/l.json", "device": "/dev/video10"}}
-            """#.utf8))
+        let c = try Configuration.parse(
+            Data(
+                #"""
+                {"camera": {"width": 320, "height": 240, "fps": 15}, "socket": {"mode": "0660", "maximumClients": 8},
+                 "overlay": {"layout": "/tmp/l.json", "device": "/dev/video10"}}
+                """#.utf8))
         #expect(c.camera.width == 320 && c.camera.height == 240 && c.camera.framesPerSecond == 15)
         #expect(c.socketMode == 0o660 && c.maximumClients == 8)
         #expect(c.overlayLayoutPath == "/tmp/l.json" && c.overlayDevice == "/dev/video10" && c.overlayOutputConfigured)
         #expect(!Configuration().overlayOutputConfigured && Configuration().socketMode == 0o600)
         do {
-            _ = try Configuration.parse(Data(#"""
-                {"camera": {"width": 320, "fps": true, "rate": 1}, "socket": {"mode": "rw", "maximumClients": 0, "x": 1},
-                 "overlay": {"device": 5}}
-                """#.utf8), path: "c.json")
+            _ = try Configuration.parse(
+                Data(
+                    #"""
+                    {"camera": {"width": 320, "fps": true, "rate": 1},
+                     "socket": {"mode": "rw", "maximumClients": 0, "x": 1},
+                     "overlay": {"device": 5}}
+                    """#.utf8), path: "c.json")
             Issue.record("must be invalid")
         } catch let error as Configuration.Invalid {
             #expect(error.exitCode == .configuration)
             let lines = error.description.split(separator: "\n").map(String.init)
-            #expect(lines == [
-                "c.json: camera.rate: unknown key (known: fps, height, width)",
-                "c.json: camera: give both width and height, or neither",
-                "c.json: camera.fps: expected a number of frames per second above 0",
-                "c.json: socket.x: unknown key (known: maximumClients, mode)",
-                "c.json: socket.mode: expected an octal permission string such as \"0660\"",
-                "c.json: socket.maximumClients: expected a whole number from 1 to 4096",
-                "c.json: overlay.layout: required",
-                "c.json: overlay.device: expected a path",
-            ], "\(lines)")
+            #expect(
+                lines == [
+                    "c.json: camera.rate: unknown key (known: fps, height, width)",
+                    "c.json: camera: give both width and height, or neither",
+                    "c.json: camera.fps: expected a number of frames per second above 0",
+                    "c.json: socket.x: unknown key (known: maximumClients, mode)",
+                    "c.json: socket.mode: expected an octal permission string such as \"0660\"",
+                    "c.json: socket.maximumClients: expected a whole number from 1 to 4096",
+                    "c.json: overlay.layout: required",
+                    "c.json: overlay.device: expected a path",
+                ], "\(lines)")
         }
         let notObject = #expect(throws: Configuration.Invalid.self) {
             try Configuration.parse(Data(#"{"socket": 3}"#.utf8), path: "c.json")
@@ -190,7 +202,8 @@ struct DaemonPartsTests {
     }
 
     @Test func aRelativeLayoutIsResolvedAgainstTheConfigurationFolder() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-c-\(UUID().uuidString.prefix(6))")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "winkd-c-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let file = dir.appendingPathComponent("winkd.json")
         try Data(#"{"overlay": {"layout": "glasses.json", "device": "/dev/video10"}}"#.utf8).write(to: file)

@@ -4,6 +4,7 @@ import Expressions
 import Foundation
 import Testing
 import WinkCore
+
 @testable import WinkDaemon
 
 /// Issue 13, fault 10: limits the contract states (SPEC.md: a line is at most 8 KiB; names must pass
@@ -29,7 +30,8 @@ struct EventNameLimitTests {
     /// 400 rows with 39-character names: the configuration that gave a 16,945-byte `hello`.
     static func fourHundredRows() -> String {
         let rows = (0..<400).map { i in
-            #"{"event": "\#(String(format: "customExpression%03d", i) + String(repeating: "x", count: 20))", "value": "jawOpen", "enter": 0.5}"#
+            #"{"event": "\#(String(format: "customExpression%03d", i) + String(repeating: "x", count: 20))", "value": "#
+            + #""jawOpen", "enter": 0.5}"#
         }
         return #"{"analyzers": [\#(rows.joined(separator: ","))]}"#
     }
@@ -55,21 +57,27 @@ struct EventNameLimitTests {
 
     @Test func aTableWhoseHelloWouldPassEightKiBIsRefused() {
         // Before: accepted, and every client was greeted with a 16,945-byte hello line.
-        let names = [EventName.faceFound, EventName.faceLost] + AnalyzerRow.defaultTable.map(\.event)
+        let names =
+            [EventName.faceFound, EventName.faceLost] + AnalyzerRow.defaultTable.map(\.event)
             + (0..<400).map { String(format: "customExpression%03d", $0) + String(repeating: "x", count: 20) }
         #expect(EventNameRules.helloLength(names) == 16_945)
         let lines = problems(Self.fourHundredRows())
         #expect(lines.count == 1, "\(lines.map { $0.prefix(200) })")
         let line = lines.first ?? ""
-        #expect(line.hasPrefix("c.json: analyzers: the hello line announcing these 408 events would be 16945 bytes"), "\(line)")
-        #expect(line.contains("8192-byte (8 KiB) line limit") && line.contains("use fewer rows or shorter names"), "\(line)")
+        #expect(
+            line.hasPrefix("c.json: analyzers: the hello line announcing these 408 events would be 16945 bytes"),
+            "\(line)")
+        #expect(
+            line.contains("8192-byte (8 KiB) line limit") && line.contains("use fewer rows or shorter names"), "\(line)"
+        )
     }
 
     @Test func theLargestTableThatFitsIsAcceptedAndItsHelloIsWithinTheLimit() throws {
         // 8 default names, faceFound, faceLost; 64-character names fill the rest.
         var count = 0
         while true {
-            let names = [EventName.faceFound, EventName.faceLost] + AnalyzerRow.defaultTable.map(\.event)
+            let names =
+                [EventName.faceFound, EventName.faceLost] + AnalyzerRow.defaultTable.map(\.event)
                 + (0...count).map { Self.longName($0) }
             if EventNameRules.helloLength(names) > EventNameRules.helloLimit { break }
             count += 1
@@ -86,7 +94,8 @@ struct EventNameLimitTests {
     static func longName(_ i: Int) -> String { String(format: "r%04d", i) + String(repeating: "n", count: 59) }
 
     @Test func theServerRefusesToAnnounceAHelloOverEightKiB() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-names-\(UUID().uuidString.prefix(8))")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "winkd-names-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let path = dir.appendingPathComponent("s.sock").path
         let names = (0..<400).map { String(format: "customExpression%03d", $0) + String(repeating: "x", count: 20) }
@@ -104,17 +113,21 @@ struct EventNameLimitTests {
     }
 
     @Test func aReloadWithABadNameIsRefusedAndHundredsOfProblemsStillFitTheStatusLine() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-names-\(UUID().uuidString.prefix(8))")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "winkd-names-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let config = dir.appendingPathComponent("winkd.json")
         try Data(#"{"analyzers": [{"event": "smile", "enter": 0.6}]}"#.utf8).write(to: config)
-        var options = DaemonOptions(source: "/dev/video7", socketPath: dir.appendingPathComponent("s.sock").path,
-                                    configuration: try Configuration.load(path: config.path))
+        var options = DaemonOptions(
+            source: "/dev/video7", socketPath: dir.appendingPathComponent("s.sock").path,
+            configuration: try Configuration.load(path: config.path))
         options.alwaysOn = true
         let recorder = Recorder()
         let camera = FakeV4L2Device(picture: DaemonHarness.face)
-        let daemon = try Daemon(options: options, predictor: DaemonHarness.predictor,
-                                environment: DaemonHarness.environment(camera), observer: recorder) { _, _ in }
+        let daemon = try Daemon(
+            options: options, predictor: DaemonHarness.predictor,
+            environment: DaemonHarness.environment(camera), observer: recorder
+        ) { _, _ in }
         defer { daemon.shutdown(reason: "shutdown") }
 
         try Data(#"{"analyzers": [{"event": "a,b", "value": "jawOpen", "enter": 0.5}]}"#.utf8).write(to: config)

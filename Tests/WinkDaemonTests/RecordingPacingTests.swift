@@ -3,9 +3,10 @@ import CaptureTestSupport
 import EventServer
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 import WinkCore
+
 @testable import WinkDaemon
 
 /// Issue 13, fault 9: a recording with a 5 s gap in its timestamps, paced in real time. Afterwards frames
@@ -22,7 +23,9 @@ struct RecordingPacingTests {
 
         init(name: String, before: Int, gap: Double, after: Int) {
             self.name = name
-            times = (0..<before).map { Double($0) / 30 } + (0..<after).map { Double(before - 1) / 30 + gap + Double($0) / 30 }
+            times =
+                (0..<before).map { Double($0) / 30 }
+                + (0..<after).map { Double(before - 1) / 30 + gap + Double($0) / 30 }
         }
 
         func read(into buffer: PixelBuffer) throws -> FrameInfo? {
@@ -36,13 +39,16 @@ struct RecordingPacingTests {
     }
 
     @Test func framesAfterAFiveSecondGapComeAtTheirOwnRateAndNeverFromTheFuture() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-pace-\(UUID().uuidString.prefix(8))")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "winkd-pace-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let clip = Fixtures.video("single_face.mp4")  // checked at start-up; the frames come from the fake
         let options = DaemonOptions(source: clip, socketPath: dir.appendingPathComponent("s.sock").path)
         let recording = GappedRecording(name: clip, before: 15, gap: 5, after: 30)
-        let daemon = try Daemon(options: options, predictor: DaemonHarness.predictor,
-                                environment: DaemonHarness.environment(FakeV4L2Device(picture: DaemonHarness.face))) { _, _ in }
+        let daemon = try Daemon(
+            options: options, predictor: DaemonHarness.predictor,
+            environment: DaemonHarness.environment(FakeV4L2Device(picture: DaemonHarness.face))
+        ) { _, _ in }
         daemon.openRecording = { _ in recording }
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
@@ -56,16 +62,18 @@ struct RecordingPacingTests {
         while let line = try client.nextLine(timeout: Wait.generous) {
             let received = SystemClock().nanoseconds()
             guard EventClient.type(of: line) == "coefficients",
-                  let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  let t = (object["t_mono_ns"] as? NSNumber)?.uint64Value, let time = object["time"] as? Double
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let t = (object["t_mono_ns"] as? NSNumber)?.uint64Value, let time = object["time"] as? Double
             else { continue }
             lines.append((received, t, time))
         }
         #expect(done.wait(timeout: .now() + Wait.generous) == .success)
         #expect(lines.count == 45, "one coefficients line a frame: \(lines.count)")
         for line in lines {
-            #expect(line.sent <= line.received,
-                    "t_mono_ns \(Double(Int64(line.sent) - Int64(line.received)) / 1e6) ms in the future at time \(line.time)")
+            #expect(
+                line.sent <= line.received,
+                "t_mono_ns \(Double(Int64(line.sent) - Int64(line.received)) / 1e6) ms ahead at \(line.time)"
+            )
         }
         let after = lines.filter { $0.time > 5 }
         #expect(after.count == 30)

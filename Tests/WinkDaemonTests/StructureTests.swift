@@ -3,6 +3,7 @@ import EventServer
 import Foundation
 import Testing
 import WinkCore
+
 @testable import WinkDaemon
 
 /// What issue 14's restructuring promised to keep true: the status states are one documented enum, the
@@ -64,7 +65,8 @@ import WinkCore
             _ = try Configuration.parse(Data(#"{"tracker": {"mirrored": true}}"#.utf8))
             Issue.record("tracker.mirrored was accepted")
         } catch let error as Configuration.Invalid {
-            #expect(error.problems.contains { $0.hasPrefix("tracker.") && $0.contains("mirrored") }, "\(error.problems)")
+            #expect(
+                error.problems.contains { $0.hasPrefix("tracker.") && $0.contains("mirrored") }, "\(error.problems)")
         }
     }
 }

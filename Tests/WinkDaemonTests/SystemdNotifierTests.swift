@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import WinkDaemon
 
 /// A stand-in for systemd's notify socket: a datagram socket bound to a file in a temporary directory or to
@@ -32,7 +33,9 @@ final class FakeNotifySocket {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             directory = dir
             environmentValue = dir + "/notify"
-            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(dir.utf8) + Array("/notify".utf8)) }
+            withUnsafeMutableBytes(of: &address.sun_path) {
+                $0.copyBytes(from: Array(dir.utf8) + Array("/notify".utf8))
+            }
             length = MemoryLayout<sockaddr_un>.size
         }
         let status = withUnsafePointer(to: &address) {
@@ -127,15 +130,19 @@ struct SystemdNotifierTests {
 
     @Test func watchdogIntervalIsHalfTheTimeout() throws {
         let base = ["NOTIFY_SOCKET": "/run/systemd/notify"]
-        let on = try #require(SystemdNotifier(environment: base.merging(["WATCHDOG_USEC": "15000000"]) { $1 },
-                                              processID: 42))
+        let on = try #require(
+            SystemdNotifier(
+                environment: base.merging(["WATCHDOG_USEC": "15000000"]) { $1 },
+                processID: 42))
         #expect(on.watchdogTimeout == .seconds(15))
         #expect(on.watchdogInterval == .milliseconds(7500))
-        let mine = try #require(SystemdNotifier(
-            environment: base.merging(["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "42"]) { $1 }, processID: 42))
+        let mine = try #require(
+            SystemdNotifier(
+                environment: base.merging(["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "42"]) { $1 }, processID: 42))
         #expect(mine.watchdogInterval == .seconds(1))
-        let theirs = try #require(SystemdNotifier(
-            environment: base.merging(["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "43"]) { $1 }, processID: 42))
+        let theirs = try #require(
+            SystemdNotifier(
+                environment: base.merging(["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "43"]) { $1 }, processID: 42))
         #expect(theirs.watchdogInterval == nil)
         for bad in ["0", "-5", "ten", ""] {
             #expect(SystemdNotifier.watchdogTimeout(environment: ["WATCHDOG_USEC": bad], processID: 42) == nil)
@@ -145,8 +152,9 @@ struct SystemdNotifierTests {
 
     @Test func watchdogIfDueIsPacedByTheInterval() throws {
         let fake = try FakeNotifySocket()
-        let notifier = try #require(SystemdNotifier(
-            environment: ["NOTIFY_SOCKET": fake.environmentValue, "WATCHDOG_USEC": "2000000"]))
+        let notifier = try #require(
+            SystemdNotifier(
+                environment: ["NOTIFY_SOCKET": fake.environmentValue, "WATCHDOG_USEC": "2000000"]))
         let t0 = ContinuousClock.now
         #expect(notifier.watchdogIfDue(now: t0))
         #expect(!notifier.watchdogIfDue(now: t0 + .milliseconds(999)))
@@ -162,8 +170,9 @@ struct SystemdNotifierTests {
     @Test func idleWatchdogPingsOnlyWhileIdle() throws {
         let fake = try FakeNotifySocket()
         // 100 ms timeout: a ping every 50 ms.
-        let notifier = try #require(SystemdNotifier(
-            environment: ["NOTIFY_SOCKET": fake.environmentValue, "WATCHDOG_USEC": "100000"]))
+        let notifier = try #require(
+            SystemdNotifier(
+                environment: ["NOTIFY_SOCKET": fake.environmentValue, "WATCHDOG_USEC": "100000"]))
         let watchdog = try #require(IdleWatchdog(notifier: notifier))
         #expect(fake.receive() == "WATCHDOG=1")
         #expect(fake.receive() == "WATCHDOG=1")
@@ -179,16 +188,21 @@ struct SystemdNotifierTests {
     }
 
     @Test func statusTextReadsLikeAnOperatorWouldWriteIt() {
-        #expect(ServiceStatus(.streaming(source: "/dev/video0", width: 640, height: 480, framesPerSecond: 30), clients: 2)
-            .description == "streaming /dev/video0 640x480@30, 2 clients")
-        #expect(ServiceStatus(.streaming(source: "clip.mp4", width: 1280, height: 720, framesPerSecond: 29.97), clients: 1)
-            .description == "streaming clip.mp4 1280x720@29.97, 1 client")
-        #expect(ServiceStatus(.streaming(source: "a", width: 2, height: 2, framesPerSecond: 7.5), clients: 1)
-            .description == "streaming a 2x2@7.5, 1 client")
-        #expect(ServiceStatus(.streaming(source: "a", width: 2, height: 2, framesPerSecond: nil), clients: 1)
-            .description == "streaming a 2x2, 1 client")
+        #expect(
+            ServiceStatus(.streaming(source: "/dev/video0", width: 640, height: 480, framesPerSecond: 30), clients: 2)
+                .description == "streaming /dev/video0 640x480@30, 2 clients")
+        #expect(
+            ServiceStatus(.streaming(source: "clip.mp4", width: 1280, height: 720, framesPerSecond: 29.97), clients: 1)
+                .description == "streaming clip.mp4 1280x720@29.97, 1 client")
+        #expect(
+            ServiceStatus(.streaming(source: "a", width: 2, height: 2, framesPerSecond: 7.5), clients: 1)
+                .description == "streaming a 2x2@7.5, 1 client")
+        #expect(
+            ServiceStatus(.streaming(source: "a", width: 2, height: 2, framesPerSecond: nil), clients: 1)
+                .description == "streaming a 2x2, 1 client")
         #expect(ServiceStatus(.idle, clients: 0).description == "idle, source closed, 0 clients")
-        #expect(ServiceStatus(.opening(source: "/dev/video2"), clients: 1).description == "opening /dev/video2, 1 client")
+        #expect(
+            ServiceStatus(.opening(source: "/dev/video2"), clients: 1).description == "opening /dev/video2, 1 client")
         #expect(ServiceStatus(.stopping, clients: 3).description == "stopping, 3 clients")
     }
 }

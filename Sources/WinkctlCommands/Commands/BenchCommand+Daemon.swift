@@ -28,8 +28,10 @@ extension BenchCommand {
         var delivered: [Int]
     }
 
-    static func runDaemon(_ winkd: String, file: String, clients: Int, seconds: Double, config: String?,
-                          model: String?) throws -> DaemonReport {
+    static func runDaemon(
+        _ winkd: String, file: String, clients: Int, seconds: Double, config: String?,
+        model: String?
+    ) throws -> DaemonReport {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let socket = directory + "/events.sock"
@@ -59,7 +61,8 @@ extension BenchCommand {
             first = try? EventClient(path: socket, timeout: 2)
             if first == nil {
                 guard process.isRunning else {
-                    throw BenchError(description: "\(winkd) exited \(process.terminationStatus) before accepting on its socket")
+                    throw BenchError(
+                        description: "\(winkd) exited \(process.terminationStatus) before accepting on its socket")
                 }
                 guard Double(clock.nanoseconds() - started) / 1e9 < 10 else {
                     throw BenchError(description: "\(winkd) did not accept on \(socket) within 10 s")
@@ -106,23 +109,31 @@ extension BenchCommand {
             delivered.append(result.lines)
             if index == 0 { firstFrames = result.coefficientLines }
         }
-        return DaemonReport(acceptMs: Double(accepted - started) / 1e6, firstLineMs: Double(firstLine - accepted) / 1e6,
-                            latency: latency, cpuPercent: (cpuEnd - cpuStart) / seconds * 100,
-                            framesPerSecond: Double(firstFrames) / seconds, peakRssMB: memory.peak,
-                            rssMB: memory.current, delivered: delivered)
+        return DaemonReport(
+            acceptMs: Double(accepted - started) / 1e6, firstLineMs: Double(firstLine - accepted) / 1e6,
+            latency: latency, cpuPercent: (cpuEnd - cpuStart) / seconds * 100,
+            framesPerSecond: Double(firstFrames) / seconds, peakRssMB: memory.peak,
+            rssMB: memory.current, delivered: delivered)
     }
 
     static func format(_ r: DaemonReport, clients: Int, seconds: Double) -> String {
         var r = r
-        var text = String(format: "daemon start-up: socket accepting %.0f ms after exec; first frame line %.0f ms after the first connection\n",
-                          r.acceptMs, r.firstLineMs)
-        text += String(format: "daemon window: %.0f s, %d client(s), %.1f frames/s seen by client 1\n", seconds, clients,
-                       r.framesPerSecond)
-        text += String(format: "daemon latency (capture to line received): lines=%d p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
-                       r.latency.count, r.latency.percentile(50), r.latency.percentile(99), r.latency.maximum)
+        var text = String(
+            format:
+                "daemon start-up: socket accepting %.0f ms after exec; first frame line %.0f ms after the first "
+                + "connection\n",
+            r.acceptMs, r.firstLineMs)
+        text += String(
+            format: "daemon window: %.0f s, %d client(s), %.1f frames/s seen by client 1\n", seconds, clients,
+            r.framesPerSecond)
+        text += String(
+            format: "daemon latency (capture to line received): lines=%d p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
+            r.latency.count, r.latency.percentile(50), r.latency.percentile(99), r.latency.maximum)
         text += String(format: "daemon CPU: %.1f%% of one core\n", r.cpuPercent)
-        text += String(format: "daemon memory: peak RSS (VmHWM) %.1f MB, RSS at the end %.1f MB\n", r.peakRssMB, r.rssMB)
-        let low = r.delivered.min() ?? 0, high = r.delivered.max() ?? 0
+        text += String(
+            format: "daemon memory: peak RSS (VmHWM) %.1f MB, RSS at the end %.1f MB\n", r.peakRssMB, r.rssMB)
+        let low = r.delivered.min() ?? 0
+        let high = r.delivered.max() ?? 0
         text += "daemon lines per client in the window: \(low)...\(high)\n"
         return text
     }
@@ -131,7 +142,9 @@ extension BenchCommand {
     static func processorSeconds(pid: Int32) throws -> Double {
         let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
         // The command name (field 2) may hold spaces and parentheses: count fields after the last ')'.
-        guard let close = stat.lastIndex(of: ")") else { throw BenchError(description: "/proc/\(pid)/stat: unexpected format") }
+        guard let close = stat.lastIndex(of: ")") else {
+            throw BenchError(description: "/proc/\(pid)/stat: unexpected format")
+        }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // fields[0] is field 3 (state), so utime (14) and stime (15) are fields[11] and fields[12].
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
@@ -153,7 +166,11 @@ extension BenchCommand {
     /// Reads one client's lines on its own thread until the connection ends, keeping the latency of each
     /// event and coefficient line received inside `window` (monotonic nanoseconds).
     final class LatencyReader: @unchecked Sendable {
-        struct Result { var latencies: [Double]; var lines: Int; var coefficientLines: Int }
+        struct Result {
+            var latencies: [Double]
+            var lines: Int
+            var coefficientLines: Int
+        }
         private let done = DispatchSemaphore(value: 0)
         private var result = Result(latencies: [], lines: 0, coefficientLines: 0)
 
@@ -169,7 +186,8 @@ extension BenchCommand {
                     }
                     let type = EventClient.type(of: line)
                     guard type == "event" || type == "coefficients",
-                          let captured = Self.captureNanoseconds(in: line) else { continue }
+                        let captured = Self.captureNanoseconds(in: line)
+                    else { continue }
                     result.latencies.append((Double(now) - Double(captured)) / 1e6)
                     result.lines += 1
                     if type == "coefficients" { result.coefficientLines += 1 }
@@ -189,7 +207,9 @@ extension BenchCommand {
                 var i = 0
                 while i + key.count < bytes.count {
                     if bytes[i] == key[0] && Array(bytes[i..<(i + key.count)]) == key {
-                        var j = i + key.count, value: UInt64 = 0, digits = 0
+                        var j = i + key.count
+                        var value: UInt64 = 0
+                        var digits = 0
                         while j < bytes.count, bytes[j] >= 48, bytes[j] <= 57 {
                             let (times10, o1) = value.multipliedReportingOverflow(by: 10)
                             let (sum, o2) = times10.addingReportingOverflow(UInt64(bytes[j] - 48))

@@ -28,10 +28,14 @@ enum BenchCommand {
                 OptionSpec("--repeat", .text("N"), "passes over the file per round, 1...1000", default: "1"),
                 OptionSpec("--rounds", .text("N"), "rounds, alternating with --reference, 1...50", default: "1"),
                 OptionSpec("--clients", .text("N"), "socket clients receiving the lines, 0...64", default: "1"),
-                OptionSpec("--reference", .file("BIN"), "the raw dlib pipeline to compare with (../shared/tools/dlib_ref.cpp)"),
-                OptionSpec("--daemon", .file("WINKD"), "measure this winkd binary as a process instead (start-up, latency, CPU, RSS)"),
+                OptionSpec(
+                    "--reference", .file("BIN"), "the raw dlib pipeline to compare with (dlib_ref.cpp)"),
+                OptionSpec(
+                    "--daemon", .file("WINKD"),
+                    "measure this winkd binary as a process instead (start-up, latency, CPU, RSS)"),
                 OptionSpec("--seconds", .text("S"), "how long --daemon measures, 1...3600", default: "20"),
-                OptionSpec("--model-cache", .directory("DIR"), "the model cache directory", default: "$XDG_CACHE_HOME/winkd"),
+                OptionSpec(
+                    "--model-cache", .directory("DIR"), "the model cache directory", default: "$XDG_CACHE_HOME/winkd"),
                 OptionSpec("--no-model-cache", "load the model with dlib's own loader"),
                 OptionSpec("--json", "print one JSON document (BenchCommand.Report) instead of the text report"),
                 .quiet,
@@ -56,13 +60,15 @@ enum BenchCommand {
         let reference = try args.option("--reference")
         if let reference, !FileManager.default.isExecutableFile(atPath: reference) {
             // Before the run, not after minutes of benchmarking.
-            throw UsageError("bench: --reference \(reference): not an executable file (build it: see ../shared/tools/README.md)")
+            throw UsageError(
+                "bench: --reference \(reference): not an executable file (build it: see ../shared/tools/README.md)")
         }
         let rounds = try args.number("--rounds", in: 1...50) ?? 1
         let daemon = try args.option("--daemon")
         let seconds = try args.number("--seconds", in: 1...3600) ?? 20
         if let daemon, !FileManager.default.isExecutableFile(atPath: daemon) {
-            throw UsageError("bench: --daemon \(daemon): not an executable file (swift build -c release; .build/release/winkd)")
+            throw UsageError(
+                "bench: --daemon \(daemon): not an executable file (swift build -c release; .build/release/winkd)")
         }
         let cacheDirectory = try args.option("--model-cache")
         let noCache = args.flag("--no-model-cache")
@@ -72,16 +78,24 @@ enum BenchCommand {
         try args.finish()
 
         #if DEBUG
-        let banner = String(repeating: "!", count: 72)
-        FileHandle.standardError.write(Data("\(banner)\n!! DEBUG BUILD: these figures are meaningless. Use swift build -c release.\n\(banner)\n".utf8))
+            let banner = String(repeating: "!", count: 72)
+            FileHandle.standardError.write(
+                Data(
+                    "\(banner)\n!! DEBUG BUILD: these figures are meaningless. Use swift build -c release.\n\(banner)\n"
+                        .utf8))
         #endif
 
         if let daemon {
-            let report = try runDaemon(daemon, file: file, clients: clientCount, seconds: Double(seconds),
-                                       config: options.configPath, model: options.modelPath)
+            let report = try runDaemon(
+                daemon, file: file, clients: clientCount, seconds: Double(seconds),
+                config: options.configPath, model: options.modelPath)
             if json {
-                try printJSON(Report(file: file, build: BenchReport.build, daemon: DaemonJSON(report, clients: clientCount,
-                                                                                              seconds: Double(seconds))))
+                try printJSON(
+                    Report(
+                        file: file, build: BenchReport.build,
+                        daemon: DaemonJSON(
+                            report, clients: clientCount,
+                            seconds: Double(seconds))))
             } else {
                 print("bench \(file) through \(daemon), paced in real time, looped:")
                 print(format(report, clients: clientCount, seconds: Double(seconds)), terminator: "")
@@ -104,9 +118,10 @@ enum BenchCommand {
         // Rounds: ours then the reference's, one after the other, so both meet the same machine load.
         var ratios: [(total: Double, process: Double)] = []
         for round in 1...rounds {
-            let run = try measure(pipeline: pipeline, file: file, repeats: repeats, clients: clientCount,
-                                  eventNames: [EventName.faceFound, EventName.faceLost] + options.configuration.analyzers.map(\.event),
-                                  progress: progress)
+            let run = try measure(
+                pipeline: pipeline, file: file, repeats: repeats, clients: clientCount,
+                eventNames: [EventName.faceFound, EventName.faceLost] + options.configuration.analyzers.map(\.event),
+                progress: progress)
             progress.clear()
             if rounds > 1 { say("round \(round):") }
             if !json { print(run.text, terminator: "") }
@@ -118,8 +133,10 @@ enum BenchCommand {
                     ratios.append((run.fpsTotal / refTotal, run.fpsProcess / refProcess))
                     round.reference = Ratio(total: refTotal, process: refProcess)
                     round.ratio = Ratio(total: run.fpsTotal / refTotal, process: run.fpsProcess / refProcess)
-                    say(String(format: "ratio winkd/dlib_ref: decode+process %.2f, process only %.2f",
-                               run.fpsTotal / refTotal, run.fpsProcess / refProcess))
+                    say(
+                        String(
+                            format: "ratio winkd/dlib_ref: decode+process %.2f, process only %.2f",
+                            run.fpsTotal / refTotal, run.fpsProcess / refProcess))
                 }
             }
             report.rounds.append(round)
@@ -130,9 +147,12 @@ enum BenchCommand {
                 return v.count % 2 == 1 ? v[v.count / 2] : (v[v.count / 2 - 1] + v[v.count / 2]) / 2
             }
             report.medianRatio = Ratio(total: median(ratios.map(\.total)), process: median(ratios.map(\.process)))
-            say(String(format: "median ratio over %d rounds: decode+process %.2f (%.2f-%.2f), process only %.2f (%.2f-%.2f)",
-                       ratios.count, median(ratios.map(\.total)), ratios.map(\.total).min()!, ratios.map(\.total).max()!,
-                       median(ratios.map(\.process)), ratios.map(\.process).min()!, ratios.map(\.process).max()!))
+            say(
+                String(
+                    format:
+                        "median ratio over %d rounds: decode+process %.2f (%.2f-%.2f), process only %.2f (%.2f-%.2f)",
+                    ratios.count, median(ratios.map(\.total)), ratios.map(\.total).min()!, ratios.map(\.total).max()!,
+                    median(ratios.map(\.process)), ratios.map(\.process).min()!, ratios.map(\.process).max()!))
         }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -165,7 +185,11 @@ enum BenchCommand {
 
     /// One round of `bench --json`.
     struct RoundJSON: Encodable {
-        struct Stage: Encodable { var name: String; var meanMs: Double; var p99Ms: Double }
+        struct Stage: Encodable {
+            var name: String
+            var meanMs: Double
+            var p99Ms: Double
+        }
         var frames: Int
         var repeats: Int
         var clients: Int
@@ -219,15 +243,23 @@ enum BenchCommand {
     }
 
     /// One timed run of `repeats` passes over `file` through `pipeline`, publishing to `clients` readers.
-    struct Run { var text: String; var fpsTotal: Double; var fpsProcess: Double; var json: RoundJSON }
+    struct Run {
+        var text: String
+        var fpsTotal: Double
+        var fpsProcess: Double
+        var json: RoundJSON
+    }
 
-    static func measure(pipeline: FramePipeline, file: String, repeats: Int, clients clientCount: Int,
-                        eventNames: [String], progress: RunProgress? = nil) throws -> Run {
+    static func measure(
+        pipeline: FramePipeline, file: String, repeats: Int, clients clientCount: Int,
+        eventNames: [String], progress: RunProgress? = nil
+    ) throws -> Run {
         // The fan-out: an in-process server on a temporary socket with N reading clients.
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try EventServer(path: directory + "/events.sock", eventNames: eventNames,
-                                     options: EventServer.Options(maximumClients: 64, queueCapacity: 4096))
+        let server = try EventServer(
+            path: directory + "/events.sock", eventNames: eventNames,
+            options: EventServer.Options(maximumClients: 64, queueCapacity: 4096))
         server.start()
         let readers = try (0..<clientCount).map { _ in try Reader(path: directory + "/events.sock") }
 
@@ -284,19 +316,24 @@ enum BenchCommand {
         text += String(format: "fps: decode+process %.1f, process only %.1f\n", fpsTotal, fpsProcess)
         text += "stage            mean ms   p99 ms\n"
         var stageFigures: [RoundJSON.Stage] = []
-        for (name, var s) in [("decode", stages.decode), ("tracking", stages.tracking), ("  detection", stages.detection),
-                              ("  landmarks", stages.landmarks), ("  eye/pose", stages.measures),
-                              ("expressions", stages.expressions), ("encode+socket", stages.socket)] {
-            text += name.padding(toLength: 14, withPad: " ", startingAt: 0)
+        for (name, var s) in [
+            ("decode", stages.decode), ("tracking", stages.tracking), ("  detection", stages.detection),
+            ("  landmarks", stages.landmarks), ("  eye/pose", stages.measures),
+            ("expressions", stages.expressions), ("encode+socket", stages.socket),
+        ] {
+            text +=
+                name.padding(toLength: 14, withPad: " ", startingAt: 0)
                 + String(format: " %9.3f %8.3f\n", s.mean, s.percentile(99))
-            stageFigures.append(.init(name: name.trimmingCharacters(in: .whitespaces), meanMs: s.mean, p99Ms: s.percentile(99)))
+            stageFigures.append(
+                .init(name: name.trimmingCharacters(in: .whitespaces), meanMs: s.mean, p99Ms: s.percentile(99)))
         }
         let perHundred = Double(detections) * 100 / Double(max(1, frames))
         text += String(format: "detections per 100 frames: %.1f\n", perHundred)
         text += "lines published: \(lines); received per client: \(delivered.map(String.init).joined(separator: ","))\n"
-        let json = RoundJSON(frames: frames, repeats: repeats, clients: clientCount,
-                             fps: Ratio(total: fpsTotal, process: fpsProcess), stages: stageFigures,
-                             detectionsPer100Frames: perHundred, linesPublished: lines, receivedPerClient: delivered)
+        let json = RoundJSON(
+            frames: frames, repeats: repeats, clients: clientCount,
+            fps: Ratio(total: fpsTotal, process: fpsProcess), stages: stageFigures,
+            detectionsPer100Frames: perHundred, linesPublished: lines, receivedPerClient: delivered)
         return Run(text: text, fpsTotal: fpsTotal, fpsProcess: fpsProcess, json: json)
     }
 
@@ -321,7 +358,8 @@ enum BenchCommand {
 
     /// Runs the reference binary and returns its output line and its `fps_total=` and `fps_process=` figures.
     static func runReference(_ binary: String, file: String, repeats: Int, modelPath: String) throws
-        -> (line: String, fpsTotal: Double?, fpsProcess: Double?) {
+        -> (line: String, fpsTotal: Double?, fpsProcess: Double?)
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = [file, "--repeat", String(repeats), "--model", modelPath]
@@ -334,7 +372,8 @@ enum BenchCommand {
         process.waitUntilExit()
         let line = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard process.terminationStatus == 0, !line.isEmpty else {
-            throw BenchError(description: "\(binary): the reference exited \(process.terminationStatus) without a result line")
+            throw BenchError(
+                description: "\(binary): the reference exited \(process.terminationStatus) without a result line")
         }
         func value(_ key: String) -> Double? {
             line.split(separator: " ").first { $0.hasPrefix(key + "=") }.flatMap { Double($0.dropFirst(key.count + 1)) }
@@ -374,9 +413,9 @@ struct BenchReport {
     /// "debug" or "release": how this winkctl was built (a debug build's figures mean nothing).
     static var build: String {
         #if DEBUG
-        return "debug"
+            return "debug"
         #else
-        return "release"
+            return "release"
         #endif
     }
     var header: String {

@@ -18,13 +18,18 @@ enum CalibrateCommand {
             name: "calibrate",
             summary: "learn a per-person profile from a guided camera session or a recording",
             options: [
-                OptionSpec("--source", .file("FILE|DEVICE"), "a recording, or a camera (/dev/...) for a guided session; required"),
+                OptionSpec(
+                    "--source", .file("FILE|DEVICE"),
+                    "a recording, or a camera (/dev/...) for a guided session; required"),
                 OptionSpec("--output", aliases: ["-o"], .file("PROFILE.json"), "where to write the profile; required"),
-                OptionSpec("--steps", .text("STEP,..."), "the expressions to record: neutral, eyesClosed, winkLeft, winkRight, smile, mouthOpen, browsUp",
-                           default: "all seven"),
+                OptionSpec(
+                    "--steps", .text("STEP,..."),
+                    "the expressions to record: neutral, eyesClosed, winkLeft, winkRight, smile, mouthOpen, browsUp",
+                    default: "all seven"),
                 OptionSpec("--seconds-per-step", .text("S"), "seconds each guided step lasts, 1...60", default: "3"),
-                OptionSpec("--segments", .text("STEP=START-END,..."), "which seconds of a recording show which expression",
-                           default: "the guided schedule"),
+                OptionSpec(
+                    "--segments", .text("STEP=START-END,..."), "which seconds of a recording show which expression",
+                    default: "the guided schedule"),
             ] + CommonOptions.specs),
         run: run)
 
@@ -63,8 +68,9 @@ enum CalibrateCommand {
         let pipeline = try options.makePipeline()
         let source: FrameSource = live ? try V4L2Camera(path: sourcePath) : try openMediaFile(path: sourcePath)
         defer { source.close() }
-        let profile = try record(source: source, segments: segments, pipeline: pipeline,
-                                 guided: live ? secondsPerStep : nil, say: printError)
+        let profile = try record(
+            source: source, segments: segments, pipeline: pipeline,
+            guided: live ? secondsPerStep : nil, say: printError)
         try profile.save(to: output)
         print(summary(profile, output: output, model: options.configuration.coefficients))
         return .ok
@@ -77,8 +83,9 @@ enum CalibrateCommand {
         var steps: [CalibrationProfile.Step] = []
         for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
             guard let step = CalibrationProfile.Step(rawValue: name) else {
-                throw UsageError("calibrate: --steps: unknown step '\(name)' (known: "
-                                 + CalibrationProfile.Step.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+                throw UsageError(
+                    "calibrate: --steps: unknown step '\(name)' (known: "
+                        + CalibrationProfile.Step.allCases.map(\.rawValue).joined(separator: ", ") + ")")
             }
             guard !steps.contains(step) else { throw UsageError("calibrate: --steps: '\(name)' given twice") }
             steps.append(step)
@@ -93,9 +100,11 @@ enum CalibrateCommand {
     /// live recording), they are relative to the first frame; each step's prompt goes to `say` when its
     /// time comes, and reading stops after the last segment.
     /// - Throws: the source's `CaptureError`, `FaceTrackingError`, `CalibrationProfileError.noFace` (65).
-    static func record(source: FrameSource, segments: [CalibrationProfile.Segment], pipeline: FramePipeline,
-                       guided secondsPerStep: Double? = nil,
-                       say: (String) -> Void = { _ in }) throws -> CalibrationProfile {
+    static func record(
+        source: FrameSource, segments: [CalibrationProfile.Segment], pipeline: FramePipeline,
+        guided secondsPerStep: Double? = nil,
+        say: (String) -> Void = { _ in }
+    ) throws -> CalibrationProfile {
         var recorder = CalibrationProfile.Recorder(segments: segments)
         let buffer = PixelBuffer()
         let end = segments.map(\.end).max() ?? 0
@@ -109,13 +118,16 @@ enum CalibrateCommand {
             if let s = secondsPerStep {
                 let step = Int(t / s)
                 if step != prompted && step < segments.count {
-                    if prompted >= 0 { say("  \(segments[prompted].step.rawValue): \(recorder.count(segments[prompted].step)) frames") }
+                    if prompted >= 0 {
+                        say("  \(segments[prompted].step.rawValue): \(recorder.count(segments[prompted].step)) frames")
+                    }
                     prompted = step
                     say("[\(step + 1)/\(segments.count)] \(segments[step].step.prompt)... \(formatSeconds(s)) s")
                 }
             }
             if t > end && secondsPerStep != nil { break }
-            guard let face = try pipeline.process(buffer, info: info).face, pipeline.configuration.quality.gates(for: face) == .open
+            guard let face = try pipeline.process(buffer, info: info).face,
+                pipeline.configuration.quality.gates(for: face) == .open
             else { continue }
             recorder.add(pipeline.engine.measures, time: t)
         }
@@ -145,8 +157,10 @@ enum CalibrateCommand {
             ("browInnerUp", "innerBrowHeight", \.innerBrowHeight, .browRaiseSpan, false),
         ]
         let recorded = profile.expressions.keys.map(\.rawValue).sorted()
-        var lines = ["wrote \(output): neutral" + (recorded.isEmpty ? "" : " and " + recorded.joined(separator: ", "))
-                     + " from \(profile.source ?? "?")"]
+        var lines = [
+            "wrote \(output): neutral" + (recorded.isEmpty ? "" : " and " + recorded.joined(separator: ", "))
+                + " from \(profile.source ?? "?")"
+        ]
         lines.append(pad("coefficient", 17) + pad("measure", 17) + pad("neutral", 9) + pad("span", 18) + "from")
         for (coefficient, measure, key, span, relative) in rows {
             let scale = relative ? n[keyPath: key] : 1  // the eye-aspect span is a fraction of neutral
@@ -157,17 +171,22 @@ enum CalibrateCommand {
             if let d, d.value != nil {
                 from = d.steps.map(\.rawValue).joined(separator: ", ")
             } else if let d, let change = d.change {
-                from = "kept: change \(f(change * scale)) in \(d.steps.map(\.rawValue).joined(separator: ", ")) is too small"
+                from =
+                    "kept: change \(f(change * scale)) in "
+                    + "\(d.steps.map(\.rawValue).joined(separator: ", ")) is too small"
             } else {
                 from = "kept: not recorded"
             }
-            lines.append(pad(coefficient, 17) + pad(measure, 17) + pad(f(n[keyPath: key]), 9)
-                         + pad("\(f(before)) -> \(f(after))", 18) + from)
+            lines.append(
+                pad(coefficient, 17) + pad(measure, 17) + pad(f(n[keyPath: key]), 9)
+                    + pad("\(f(before)) -> \(f(after))", 18) + from)
         }
         return lines.joined(separator: "\n")
     }
 
     private static func f(_ x: Float) -> String { String(format: "%.3f", x) }
     private static func pad(_ s: String, _ n: Int) -> String { EvaluateCommand.pad(s, n) }
-    private static func formatSeconds(_ s: Double) -> String { s == s.rounded() ? String(Int(s)) : String(format: "%.1f", s) }
+    private static func formatSeconds(_ s: Double) -> String {
+        s == s.rounded() ? String(Int(s)) : String(format: "%.1f", s)
+    }
 }

@@ -7,8 +7,9 @@ import WinkDaemon
 /// Prints "no V4L2 capture devices found" and exits 0 when there are none.
 enum CamerasCommand {
     static let command = WinkctlMain.Command(
-        spec: CommandSpec(name: "cameras", summary: "list the V4L2 capture devices with their formats, sizes and frame rates",
-                          options: []),
+        spec: CommandSpec(
+            name: "cameras", summary: "list the V4L2 capture devices with their formats, sizes and frame rates",
+            options: []),
         run: run)
 
     static func run(_ args: inout Arguments) throws -> ExitCode {

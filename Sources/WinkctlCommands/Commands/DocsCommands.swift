@@ -5,8 +5,9 @@ import WinkDaemon
 /// `winkctl help [COMMAND]`: the overview, or one command's options (as `winkctl COMMAND --help`).
 enum HelpCommand {
     static let command = WinkctlMain.Command(
-        spec: CommandSpec(name: "help", summary: "show every command, or one command's options",
-                          operands: [("[COMMAND]", "the command to explain")], options: []),
+        spec: CommandSpec(
+            name: "help", summary: "show every command, or one command's options",
+            operands: [("[COMMAND]", "the command to explain")], options: []),
         run: run)
 
     static func run(_ args: inout Arguments) throws -> ExitCode {
@@ -26,9 +27,10 @@ enum HelpCommand {
 /// `CommandSpec`s as `--help` (Scripts/install.sh installs them where each shell looks).
 enum CompletionCommand {
     static let command = WinkctlMain.Command(
-        spec: CommandSpec(name: "completion", summary: "print a bash, zsh or fish completion script for winkctl or winkd",
-                          operands: [("SHELL", "bash, zsh or fish"), ("[PROGRAM]", "winkctl (the default) or winkd")],
-                          options: []),
+        spec: CommandSpec(
+            name: "completion", summary: "print a bash, zsh or fish completion script for winkctl or winkd",
+            operands: [("SHELL", "bash, zsh or fish"), ("[PROGRAM]", "winkctl (the default) or winkd")],
+            options: []),
         run: run)
 
     static func run(_ args: inout Arguments) throws -> ExitCode {
@@ -49,8 +51,9 @@ enum CompletionCommand {
 /// `winkctl manual [winkd|winkctl]`: the man page (troff, man(7) macros), generated from the `CommandSpec`s.
 enum ManualCommand {
     static let command = WinkctlMain.Command(
-        spec: CommandSpec(name: "manual", summary: "print the man page of winkctl or winkd (troff; man -l - reads it)",
-                          operands: [("[PROGRAM]", "winkctl (the default) or winkd")], options: []),
+        spec: CommandSpec(
+            name: "manual", summary: "print the man page of winkctl or winkd (troff; man -l - reads it)",
+            operands: [("[PROGRAM]", "winkctl (the default) or winkd")], options: []),
         run: run)
 
     static func run(_ args: inout Arguments) throws -> ExitCode {
@@ -72,8 +75,9 @@ struct ProgramDocs {
     var commands: [CommandSpec]
     var hasSubcommands: Bool
 
-    static let winkd = ProgramDocs(name: "winkd", summary: DaemonOptions.spec.summary,
-                                   commands: [DaemonOptions.spec], hasSubcommands: false)
+    static let winkd = ProgramDocs(
+        name: "winkd", summary: DaemonOptions.spec.summary,
+        commands: [DaemonOptions.spec], hasSubcommands: false)
     static let winkctl = ProgramDocs(
         name: "winkctl", summary: "the companion tool of winkd: events, analysis, scoring, calibration, overlays, keys",
         commands: WinkctlMain.commands.map(\.spec), hasSubcommands: true)
@@ -88,8 +92,10 @@ enum ManPage {
     /// The page: NAME, SYNOPSIS, DESCRIPTION, OPTIONS (winkd) or COMMANDS (winkctl, each with its options),
     /// EXIT STATUS, FILES, SEE ALSO.
     static func render(_ docs: ProgramDocs) -> String {
-        var out = [".TH \(docs.name.uppercased()) 1 \"\" \"\(docs.name) \(WinkVersion.current)\" \"User Commands\"",
-                   ".SH NAME", "\(docs.name) \\- \(escape(docs.summary))", ".SH SYNOPSIS"]
+        var out = [
+            ".TH \(docs.name.uppercased()) 1 \"\" \"\(docs.name) \(WinkVersion.current)\" \"User Commands\"",
+            ".SH NAME", "\(docs.name) \\- \(escape(docs.summary))", ".SH SYNOPSIS",
+        ]
         if docs.hasSubcommands {
             out += [".B \(docs.name)", ".I COMMAND", "[\\fIoptions\\fR]"]
         } else {
@@ -97,8 +103,10 @@ enum ManPage {
         }
         out.append(".SH DESCRIPTION")
         if docs.hasSubcommands {
-            out.append(escape("\(docs.summary.prefix(1).uppercased())\(docs.summary.dropFirst()). "
-                + "Each command below takes its own options; -h or --help after a command prints them."))
+            out.append(
+                escape(
+                    "\(docs.summary.prefix(1).uppercased())\(docs.summary.dropFirst()). "
+                        + "Each command below takes its own options; -h or --help after a command prints them."))
             out.append(".SH COMMANDS")
             for spec in docs.commands {
                 out += [".SS \(escape(spec.synopsis))", escape(spec.summary)]
@@ -111,11 +119,13 @@ enum ManPage {
             out += entries(spec)
             out += [".TP", "\\fB\\-h\\fR, \\fB\\-\\-help\\fR", "print the options and exit"]
         }
-        out += [".SH EXIT STATUS", escape(ExitCode.summary),
-                ".SH FILES", ".TP", "\\fI$XDG_RUNTIME_DIR/winkd/events.sock\\fR", "the event socket of a user's winkd",
-                ".TP", "\\fI/run/winkd/events.sock\\fR", "the event socket of the system service",
-                ".SH SEE ALSO", docs.name == "winkd" ? "\\fBwinkctl\\fR(1)" : "\\fBwinkd\\fR(1)",
-                "and the README of the source tree."]
+        out += [
+            ".SH EXIT STATUS", escape(ExitCode.summary),
+            ".SH FILES", ".TP", "\\fI$XDG_RUNTIME_DIR/winkd/events.sock\\fR", "the event socket of a user's winkd",
+            ".TP", "\\fI/run/winkd/events.sock\\fR", "the event socket of the system service",
+            ".SH SEE ALSO", docs.name == "winkd" ? "\\fBwinkctl\\fR(1)" : "\\fBwinkd\\fR(1)",
+            "and the README of the source tree.",
+        ]
         return out.joined(separator: "\n") + "\n"
     }
 
@@ -125,7 +135,9 @@ enum ManPage {
         for option in spec.options {
             let names = (option.aliases + [option.name]).map { "\\fB\(escape($0))\\fR" }.joined(separator: ", ")
             let value = option.value == .flag ? "" : " \\fI\(escape(option.value.placeholder))\\fR"
-            out += [".TP", names + value, escape(option.help + (option.defaultValue.map { " (default: \($0))" } ?? ""))]
+            out += [
+                ".TP", names + value, escape(option.help + (option.defaultValue.map { " (default: \($0))" } ?? "")),
+            ]
         }
         return out
     }
@@ -156,10 +168,13 @@ enum ShellCompletion {
 
     private static func bash(_ docs: ProgramDocs) -> String {
         let function = "_\(docs.name)_complete"
-        var out = ["# bash completion for \(docs.name) \(WinkVersion.current), generated by `winkctl completion bash \(docs.name)`",
-                   "\(function)() {",
-                   "    local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\"",
-                   "    COMPREPLY=()"]
+        var out = [
+            "# bash completion for \(docs.name) \(WinkVersion.current), generated by `winkctl completion bash "
+            + "\(docs.name)`",
+            "\(function)() {",
+            "    local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\"",
+            "    COMPREPLY=()",
+        ]
         func body(_ spec: CommandSpec, indent: String) -> [String] {
             var lines = ["\(indent)case \"$prev\" in"]
             for option in spec.options where option.value != .flag {
@@ -174,19 +189,24 @@ enum ShellCompletion {
                 lines.append("\(indent)    \(pattern)) \(action.isEmpty ? "" : "COMPREPLY=($(\(action))); ")return ;;")
             }
             let words = (spec.options.flatMap(\.spellings) + ["--help"]).joined(separator: " ")
-            lines += ["\(indent)esac",
-                      "\(indent)if [[ \"$cur\" == -* ]]; then",
-                      "\(indent)    COMPREPLY=($(compgen -W \"\(words)\" -- \"$cur\"))",
-                      spec.operands.isEmpty ? "\(indent)fi" : "\(indent)else\n\(indent)    COMPREPLY=($(compgen -f -- \"$cur\"))\n\(indent)fi"]
+            lines += [
+                "\(indent)esac",
+                "\(indent)if [[ \"$cur\" == -* ]]; then",
+                "\(indent)    COMPREPLY=($(compgen -W \"\(words)\" -- \"$cur\"))",
+                spec.operands.isEmpty
+                    ? "\(indent)fi" : "\(indent)else\n\(indent)    COMPREPLY=($(compgen -f -- \"$cur\"))\n\(indent)fi",
+            ]
             return lines
         }
         if docs.hasSubcommands {
             let names = docs.commands.map(\.name).joined(separator: " ")
-            out += ["    if [[ $COMP_CWORD -eq 1 ]]; then",
-                    "        COMPREPLY=($(compgen -W \"\(names) --help --version\" -- \"$cur\"))",
-                    "        return",
-                    "    fi",
-                    "    case \"${COMP_WORDS[1]}\" in"]
+            out += [
+                "    if [[ $COMP_CWORD -eq 1 ]]; then",
+                "        COMPREPLY=($(compgen -W \"\(names) --help --version\" -- \"$cur\"))",
+                "        return",
+                "    fi",
+                "    case \"${COMP_WORDS[1]}\" in",
+            ]
             for spec in docs.commands {
                 out.append("    \(spec.name))")
                 if spec.name == "help" {
@@ -250,25 +270,31 @@ enum ShellCompletion {
     }
 
     private static func zsh(_ docs: ProgramDocs) -> String {
-        var out = ["#compdef \(docs.name)",
-                   "# zsh completion for \(docs.name) \(WinkVersion.current), generated by `winkctl completion zsh \(docs.name)`",
-                   "_\(docs.name)() {"]
+        var out = [
+            "#compdef \(docs.name)",
+            "# zsh completion for \(docs.name) \(WinkVersion.current), generated by `winkctl completion zsh "
+            + "\(docs.name)`",
+            "_\(docs.name)() {",
+        ]
         if docs.hasSubcommands {
             out += ["    local -a commands", "    commands=("]
             out += docs.commands.map { "        '\($0.name):\(zshEscape($0.summary))'" }
-            out += ["    )",
-                    "    if (( CURRENT == 2 )); then",
-                    "        _describe -t commands 'winkctl command' commands",
-                    "        return",
-                    "    fi",
-                    "    local command=$words[2]",
-                    "    shift words",
-                    "    (( CURRENT-- ))",
-                    "    case $command in"]
+            out += [
+                "    )",
+                "    if (( CURRENT == 2 )); then",
+                "        _describe -t commands 'winkctl command' commands",
+                "        return",
+                "    fi",
+                "    local command=$words[2]",
+                "    shift words",
+                "    (( CURRENT-- ))",
+                "    case $command in",
+            ]
             for spec in docs.commands {
                 switch spec.name {
                 case "help": out.append("    help) _describe -t commands 'winkctl command' commands ;;")
-                case "completion": out.append("    completion) _values 'shell or program' bash zsh fish winkd winkctl ;;")
+                case "completion":
+                    out.append("    completion) _values 'shell or program' bash zsh fish winkd winkctl ;;")
                 case "manual": out.append("    manual) _values 'program' winkd winkctl ;;")
                 default:
                     out.append("    \(spec.name)) _arguments -s \\")
@@ -315,20 +341,27 @@ enum ShellCompletion {
     }
 
     private static func fish(_ docs: ProgramDocs) -> String {
-        var out = ["# fish completion for \(docs.name) \(WinkVersion.current), generated by `winkctl completion fish \(docs.name)`",
-                   "complete -c \(docs.name) -s h -l help -d 'print the options and exit'"]
+        var out = [
+            "# fish completion for \(docs.name) \(WinkVersion.current), generated by `winkctl completion fish "
+            + "\(docs.name)`",
+            "complete -c \(docs.name) -s h -l help -d 'print the options and exit'",
+        ]
         if docs.hasSubcommands {
             let names = docs.commands.map(\.name).joined(separator: " ")
             out.append("complete -c \(docs.name) -n '__fish_use_subcommand' -l version -d 'print the version and exit'")
             for spec in docs.commands {
-                out.append("complete -c \(docs.name) -f -n '__fish_use_subcommand' -a \(spec.name) -d \(fishQuote(spec.summary))")
+                out.append(
+                    "complete -c \(docs.name) -f -n '__fish_use_subcommand' -a \(spec.name) -d "
+                    + "\(fishQuote(spec.summary))"
+                )
             }
             for spec in docs.commands {
                 let condition = "__fish_seen_subcommand_from \(spec.name)"
                 switch spec.name {
                 case "help": out.append("complete -c \(docs.name) -f -n \(fishQuote(condition)) -a \(fishQuote(names))")
                 case "completion":
-                    out.append("complete -c \(docs.name) -f -n \(fishQuote(condition)) -a 'bash zsh fish winkd winkctl'")
+                    out.append(
+                        "complete -c \(docs.name) -f -n \(fishQuote(condition)) -a 'bash zsh fish winkd winkctl'")
                 case "manual": out.append("complete -c \(docs.name) -f -n \(fishQuote(condition)) -a 'winkd winkctl'")
                 default:
                     if spec.operands.isEmpty { out.append("complete -c \(docs.name) -f -n \(fishQuote(condition))") }

@@ -22,7 +22,9 @@ enum EvaluateCommand {
                 OptionSpec("--min-f1", .text("X"), "exit 1 when the total F1 is below X, 0...1"),
                 OptionSpec("--verbose", "also print each missed label and false positive"),
                 OptionSpec("--json", "print one JSON document instead of the text report"),
-                OptionSpec("--events-from", .directory("DIR"), "score DIR/CLIP.ndjson (another detector's event lines) instead of running the pipeline"),
+                OptionSpec(
+                    "--events-from", .directory("DIR"),
+                    "score DIR/CLIP.ndjson (another detector's event lines) instead of running the pipeline"),
                 .quiet,
             ]),
         run: run)
@@ -82,7 +84,8 @@ enum EvaluateCommand {
             let labels = try ClipLabels.load(path: file)
             let events: [ExpressionEvent]
             if let eventsFrom {
-                events = try recordedEvents(URL(fileURLWithPath: eventsFrom).appendingPathComponent(clipName(file) + ".ndjson").path)
+                events = try recordedEvents(
+                    URL(fileURLWithPath: eventsFrom).appendingPathComponent(clipName(file) + ".ndjson").path)
                 progress.frame(events: events.filter(\.isOccurrence).count)
             } else {
                 var configuration = options.configuration
@@ -92,7 +95,8 @@ enum EvaluateCommand {
                 let pipeline = try clipOptions.makePipeline()
                 let source = try openMediaFile(path: labels.video)
                 progress.begin(labels.video, expectedFrames: source.expectedFrameCount)
-                var all: [ExpressionEvent] = [], lastFrame = -1
+                var all: [ExpressionEvent] = []
+                var lastFrame = -1
                 try pipeline.run(source) { info, face in
                     if info.index != lastFrame {
                         progress.frame(face: face != nil, events: 0)
@@ -124,8 +128,9 @@ enum EvaluateCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            let report = Report(clips: clips, events: events, groups: groupScores, falseWinks: falseWinks.count,
-                                total: total)
+            let report = Report(
+                clips: clips, events: events, groups: groupScores, falseWinks: falseWinks.count,
+                total: total)
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
             print("")
@@ -133,7 +138,9 @@ enum EvaluateCommand {
             for name in events.keys.sorted() { print(row(name, events[name]!)) }
             print("")
             for g in groups { print(row(g.name, groupScores[g.name]!)) }
-            print("false winks: \(falseWinks.count)" + (falseWinks.isEmpty ? "" : " (" + falseWinks.joined(separator: ", ") + ")"))
+            print(
+                "false winks: \(falseWinks.count)"
+                    + (falseWinks.isEmpty ? "" : " (" + falseWinks.joined(separator: ", ") + ")"))
             print(row("total", total))
         }
         progress.finish(extra: "\(files.count) clip\(files.count == 1 ? "" : "s"), total F1 \(format(total.f1))")
@@ -167,7 +174,8 @@ enum EvaluateCommand {
                 .map { folder.appendingPathComponent($0).path }
                 .filter { !isStillsLabels($0) }
             guard !found.isEmpty else {
-                throw LabelsError(path: input, reason: "no *.labels.json clip labels in this folder", exitCode: .noInput)
+                throw LabelsError(
+                    path: input, reason: "no *.labels.json clip labels in this folder", exitCode: .noInput)
             }
             files += found
         }
@@ -183,7 +191,8 @@ enum EvaluateCommand {
         }
         let decoder = JSONDecoder()
         var events: [ExpressionEvent] = []
-        for (number, line) in data.split(separator: 0x0A).enumerated() where !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) {
+        for (number, line) in data.split(separator: 0x0A).enumerated()
+        where !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
                 throw LabelsError(path: path, reason: "line \(number + 1): not a JSON object", exitCode: .dataError)
             }
@@ -191,7 +200,8 @@ enum EvaluateCommand {
             do {
                 events.append(try decoder.decode(ExpressionEvent.self, from: Data(line)))
             } catch {
-                throw LabelsError(path: path, reason: "line \(number + 1): not an event line (\(error))", exitCode: .dataError)
+                throw LabelsError(
+                    path: path, reason: "line \(number + 1): not an event line (\(error))", exitCode: .dataError)
             }
         }
         return events
@@ -200,7 +210,8 @@ enum EvaluateCommand {
     /// Whether `path` holds labels for still images (`images` and no `video`).
     static func isStillsLabels(_ path: String) -> Bool {
         guard let data = FileManager.default.contents(atPath: path),
-              let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return false }
+            let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        else { return false }
         return root["images"] != nil && root["video"] == nil
     }
 
@@ -210,15 +221,20 @@ enum EvaluateCommand {
     }
 
     static func row(_ name: String, _ s: Score) -> String {
-        row(name, "\(s.truePositives)", "\(s.falsePositives)", "\(s.misses)", format(s.precision), format(s.recall),
+        row(
+            name, "\(s.truePositives)", "\(s.falsePositives)", "\(s.misses)", format(s.precision), format(s.recall),
             format(s.f1))
     }
 
-    static func row(_ name: String, _ tp: String, _ fp: String, _ missed: String, _ p: String, _ r: String,
-                    _ f1: String) -> String {
+    static func row(
+        _ name: String, _ tp: String, _ fp: String, _ missed: String, _ p: String, _ r: String,
+        _ f1: String
+    ) -> String {
         pad(name, 14) + pad(tp, 5) + pad(fp, 5) + pad(missed, 8) + pad(p, 11) + pad(r, 8) + f1
     }
 
     static func format(_ x: Double) -> String { String(format: "%.3f", x) }
-    static func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+    static func pad(_ s: String, _ n: Int) -> String {
+        s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count)
+    }
 }

@@ -43,8 +43,9 @@ enum EventsCommand {
             let offered = client.hello.events
             let unknown = (names ?? []).filter { !offered.contains($0) }
             if !unknown.isEmpty {
-                throw UsageError("events: winkd at \(socket) has no event \(unknown.map { "'\($0)'" }.joined(separator: ", "))"
-                                 + "; it offers \(offered.joined(separator: ","))")
+                throw UsageError(
+                    "events: winkd at \(socket) has no event \(unknown.map { "'\($0)'" }.joined(separator: ", "))"
+                        + "; it offers \(offered.joined(separator: ","))")
             }
             // Without --events: every event, also those a reload adds (a subscribe without "events").
             try client.subscribe(events: names, coefficients: coefficients)
@@ -66,8 +67,10 @@ enum EventsCommand {
     /// Copies the client's lines to `write` (the hello first) until `bye`, `limit` event lines, or `write`
     /// returning false; records each event/coefficients line's latency in `latency`.
     /// - Throws: `EventServerError.noDaemon` when the connection ends without `bye`.
-    static func relay(_ client: EventClient, socket: String, limit: Int?, latency: LatencyRecorder?,
-                      write: (String) -> Bool) throws -> ExitCode {
+    static func relay(
+        _ client: EventClient, socket: String, limit: Int?, latency: LatencyRecorder?,
+        write: (String) -> Bool
+    ) throws -> ExitCode {
         guard write(client.helloLine) else { return .ok }
         var printed = 0
         var lastType: String?
@@ -76,7 +79,8 @@ enum EventsCommand {
             guard write(line) else { return .ok }
             lastType = EventClient.type(of: line)
             if let latency, lastType == "event" || lastType == "coefficients",
-               let captured = LatencyRecorder.captureNanoseconds(in: line) {
+                let captured = LatencyRecorder.captureNanoseconds(in: line)
+            {
                 latency.add(milliseconds: (Double(now) - Double(captured)) / 1e6)
             }
             if let limit, lastType == "event" {
@@ -94,9 +98,13 @@ enum EventsCommand {
         let bytes = Array(line.utf8) + [0x0A]
         var offset = 0
         while offset < bytes.count {
-            guard let n = try? valueOrErrno(retryOnInterrupt: true, {
-                bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
-            }) else { return false }
+            guard
+                let n = try? valueOrErrno(
+                    retryOnInterrupt: true,
+                    {
+                        bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
+                    })
+            else { return false }
             offset += n
         }
         return true
@@ -114,8 +122,9 @@ final class LatencyRecorder: @unchecked Sendable {
     /// `latency: lines=N p50=A ms p99=B ms max=C ms`.
     func summary() -> String {
         lock.withLock {
-            String(format: "latency: lines=%d p50=%.2f ms p99=%.2f ms max=%.2f ms", stats.count,
-                   stats.percentile(50), stats.percentile(99), stats.maximum)
+            String(
+                format: "latency: lines=%d p50=%.2f ms p99=%.2f ms max=%.2f ms", stats.count,
+                stats.percentile(50), stats.percentile(99), stats.maximum)
         }
     }
 

@@ -15,7 +15,8 @@ enum InputCommand {
             name: "input",
             summary: "turn face gestures into keys and buttons through a virtual uinput device",
             options: [
-                OptionSpec("--map", .file("FILE"), "the input map (JSON: event -> key or button, press or hold); required"),
+                OptionSpec(
+                    "--map", .file("FILE"), "the input map (JSON: event -> key or button, press or hold); required"),
                 .clientSocket,
                 OptionSpec("--dry-run", "print the key actions instead of injecting them (no uinput needed)"),
                 OptionSpec("--once", "end when the connection ends instead of reconnecting"),
@@ -84,9 +85,13 @@ enum InputCommand {
             return .unavailable
         case .unknownEvents(let names, let offered):
             let problems = names.map { name in
-                "unknown event '\(name)'" + (CommandSpec.nearest(to: name, in: offered).map { " (did you mean '\($0)'?)" } ?? "")
+                "unknown event '\(name)'"
+                    + (CommandSpec.nearest(to: name, in: offered).map { " (did you mean '\($0)'?)" } ?? "")
             }
-            printError("winkctl: \(mapPath): \(problems.joined(separator: "; ")); winkd offers \(offered.joined(separator: ", "))")
+            printError(
+                "winkctl: \(mapPath): \(problems.joined(separator: "; ")); "
+                    + "winkd offers \(offered.joined(separator: ", "))"
+            )
             return .configuration
         }
     }
