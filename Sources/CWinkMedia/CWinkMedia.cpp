@@ -298,6 +298,44 @@ wm_status wm_video_read(wm_video *video, uint8_t *gray, uint8_t *bgr, double *ti
     }
 }
 
+wm_status wm_media_streams(const char *path, wm_stream_info *streams, int capacity, int *count, char *message,
+                           size_t message_len) {
+    if (!path || !count || capacity < 0 || (capacity > 0 && !streams)) return WM_BAD_ARGUMENT;
+    *count = 0;
+    wm_status st = check_file(path, message, message_len);
+    if (st != WM_OK) return st;
+    static const bool quiet = (av_log_set_level(AV_LOG_QUIET), true);
+    (void)quiet;
+    AVFormatContext *format = nullptr;
+    int r = avformat_open_input(&format, path, nullptr, nullptr);
+    if (r < 0) {
+        write_message(message, message_len, "not a media file FFmpeg can read (" + av_error(r) + ")");
+        return WM_NOT_MEDIA;
+    }
+    if ((r = avformat_find_stream_info(format, nullptr)) < 0) {
+        avformat_close_input(&format);
+        write_message(message, message_len, "cannot read its streams (" + av_error(r) + ")");
+        return WM_NOT_MEDIA;
+    }
+    *count = static_cast<int>(format->nb_streams);
+    for (int i = 0; i < capacity && i < *count; i++) {
+        const AVCodecParameters *p = format->streams[i]->codecpar;
+        streams[i].is_video = p->codec_type == AVMEDIA_TYPE_VIDEO;
+        streams[i].is_audio = p->codec_type == AVMEDIA_TYPE_AUDIO;
+        std::snprintf(streams[i].codec, sizeof streams[i].codec, "%s", avcodec_get_name(p->codec_id));
+        streams[i].packets = 0;
+    }
+    if (AVPacket *packet = av_packet_alloc()) {
+        while (av_read_frame(format, packet) >= 0) {
+            if (packet->stream_index < capacity) streams[packet->stream_index].packets++;
+            av_packet_unref(packet);
+        }
+        av_packet_free(&packet);
+    }
+    avformat_close_input(&format);
+    return WM_OK;
+}
+
 /// cv::imread(path, IMREAD_COLOR) through the WinkCodecs plugin (see WinkCodecs.h for why a plugin).
 static wm_status read_still(const char *path, cv::Mat &image, char *message, size_t message_len) {
     const wink_codecs_api *codecs = wink_codecs_load(message, message_len);  // says why when it fails
