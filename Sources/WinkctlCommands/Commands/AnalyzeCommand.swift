@@ -57,7 +57,7 @@ enum AnalyzeCommand {
         let buffer = PixelBuffer()
         try pipeline.run(source, buffer: buffer) { info, face in
             plot?.add(time: info.time, coefficients: pipeline.engine.faceInFrame ? pipeline.engine.coefficients : nil,
-                      events: pipeline.engine.events)
+                      events: pipeline.engine.events, traces: pipeline.engine.table.traces)
             if withCoefficients, let line = pipeline.coefficientsLine(info: info) { try out.write(try encoder.line(line)) }
             if withMeasures, let face { try out.write(try encoder.line(measuresLine(info, face, pipeline))) }
             if withEyeFeatures, let face, let eyes = EyeStateFeatures.of(face.landmarks, in: buffer) {
