@@ -1,6 +1,7 @@
 // CWinkMedia: see include/CWinkMedia.h. No exception leaves this file.
 #include "CWinkMedia.h"
 
+#include "MediaSupport.hpp"
 #include "WinkCodecs.h"
 
 #include <opencv2/core.hpp>
@@ -131,15 +132,8 @@ struct wm_video {
 
 namespace {
 
-void write_message(char *message, size_t len, const std::string &text) {
-    if (message && len) std::snprintf(message, len, "%s", text.c_str());
-}
-
-std::string av_error(int code) {
-    char text[AV_ERROR_MAX_STRING_SIZE] = "";
-    av_strerror(code, text, sizeof text);
-    return text;
-}
+using wink_media::av_error;
+using wink_media::write_message;
 
 // Checks that `path` names a readable regular file; otherwise says why.
 wm_status check_file(const char *path, char *message, size_t len) {
@@ -200,9 +194,7 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
     *out = nullptr;
     wm_status st = check_file(path, message, message_len);
     if (st != WM_OK) return st;
-    // FFmpeg logs decoder complaints to stderr on its own; winkd reports one line itself.
-    static const bool quiet = (av_log_set_level(AV_LOG_QUIET), true);
-    (void)quiet;
+    wink_media::quiet_ffmpeg();
     try {
         std::unique_ptr<wm_video> v(new wm_video());
         int r = avformat_open_input(&v->format, path, nullptr, nullptr);
@@ -304,8 +296,7 @@ wm_status wm_media_streams(const char *path, wm_stream_info *streams, int capaci
     *count = 0;
     wm_status st = check_file(path, message, message_len);
     if (st != WM_OK) return st;
-    static const bool quiet = (av_log_set_level(AV_LOG_QUIET), true);
-    (void)quiet;
+    wink_media::quiet_ffmpeg();
     AVFormatContext *format = nullptr;
     int r = avformat_open_input(&format, path, nullptr, nullptr);
     if (r < 0) {

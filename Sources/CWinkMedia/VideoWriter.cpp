@@ -1,6 +1,7 @@
 // CWinkMedia: writing video files through FFmpeg (see include/CWinkMedia.h, "Writing video files").
 // No exception leaves this file.
 #include "CWinkMedia.h"
+#include "MediaSupport.hpp"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -18,15 +19,8 @@ extern "C" {
 
 namespace {
 
-void say(char *message, size_t len, const std::string &text) {
-    if (message && len) std::snprintf(message, len, "%s", text.c_str());
-}
-
-std::string av_error(int code) {
-    char text[AV_ERROR_MAX_STRING_SIZE] = "";
-    av_strerror(code, text, sizeof text);
-    return text;
-}
+using wink_media::av_error;
+using wink_media::write_message;
 
 /// An audio stream of the input, copied into output stream `out`.
 struct CopiedStream {
@@ -168,13 +162,12 @@ wm_status wm_writer_open(const char *path, int width, int height, double fps, co
     if (!path || !out || width <= 0 || height <= 0 || width > 16384 || height > 16384 || !(fps > 0) || fps > 1000)
         return WM_BAD_ARGUMENT;
     *out = nullptr;
-    static const bool quiet = (av_log_set_level(AV_LOG_QUIET), true);
-    (void)quiet;
+    wink_media::quiet_ffmpeg();
     try {
         std::unique_ptr<wm_writer> w(new wm_writer());
         int r = avformat_alloc_output_context2(&w->format, nullptr, nullptr, path);
         if (r < 0 || !w->format) {
-            say(message, message_len, "no container for this extension (use .mp4, .m4v, .mov or .mkv)");
+            write_message(message, message_len, "no container for this extension (use .mp4, .m4v, .mov or .mkv)");
             return WM_CANNOT_CREATE;
         }
         // The first of `encoders` that libavcodec has, else its own MPEG-4 Part 2.
@@ -189,7 +182,7 @@ wm_status wm_writer_open(const char *path, int width, int height, double fps, co
         }
         if (!codec) codec = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
         if (!codec) {
-            say(message, message_len, "this FFmpeg has no video encoder for the file");
+            write_message(message, message_len, "this FFmpeg has no video encoder for the file");
             return WM_INTERNAL;
         }
         w->encoder_name = codec->name;
@@ -221,7 +214,8 @@ wm_status wm_writer_open(const char *path, int width, int height, double fps, co
         r = avcodec_open2(e, codec, &options);
         av_dict_free(&options);
         if (r < 0) {
-            say(message, message_len, std::string("cannot open the ") + codec->name + " encoder (" + av_error(r) + ")");
+            write_message(message, message_len,
+                          std::string("cannot open the ") + codec->name + " encoder (" + av_error(r) + ")");
             return WM_INTERNAL;
         }
         w->video = avformat_new_stream(w->format, nullptr);
@@ -238,18 +232,18 @@ wm_status wm_writer_open(const char *path, int width, int height, double fps, co
         if (!w->sws) return WM_INTERNAL;
         if (audio_from) w->add_audio(audio_from);
         if ((r = avio_open(&w->format->pb, path, AVIO_FLAG_WRITE)) < 0) {
-            say(message, message_len, av_error(r));
+            write_message(message, message_len, av_error(r));
             return WM_CANNOT_CREATE;
         }
         if ((r = avformat_write_header(w->format, nullptr)) < 0) {
-            say(message, message_len, "writing the header failed: " + av_error(r));
+            write_message(message, message_len, "writing the header failed: " + av_error(r));
             return WM_WRITE_FAILED;
         }
         w->header_written = true;
         *out = w.release();
         return WM_OK;
     } catch (...) {
-        say(message, message_len, "out of memory");
+        write_message(message, message_len, "out of memory");
         return WM_INTERNAL;
     }
 }
@@ -268,7 +262,7 @@ wm_status wm_writer_write(wm_writer *w, const uint8_t *bgr, int stride, char *me
         w->frame->pts = w->frames++;
         bool ok = w->encode(w->frame) && w->copy_audio(static_cast<double>(w->frames) * av_q2d(w->encoder->time_base));
         if (!ok) {
-            say(message, message_len, av_error(w->write_error));
+            write_message(message, message_len, av_error(w->write_error));
             return WM_WRITE_FAILED;
         }
         return WM_OK;
@@ -287,7 +281,7 @@ wm_status wm_writer_finish(wm_writer *w, char *message, size_t message_len) {
         const int closed = avio_closep(&w->format->pb);
         if (closed < 0 && w->write_error == 0) w->write_error = closed;
         if (w->write_error != 0) {
-            say(message, message_len, av_error(w->write_error));
+            write_message(message, message_len, av_error(w->write_error));
             return WM_WRITE_FAILED;
         }
         return WM_OK;

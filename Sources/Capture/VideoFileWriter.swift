@@ -39,6 +39,7 @@ public final class VideoFileWriter: FrameSink {
     /// Extensions whose containers this writer makes.
     public static let extensions: Set<String> = ["mp4", "m4v", "mov", "mkv"]
 
+    /// The file written.
     public let path: String
     /// Frame size in pixels.
     public let width: Int
@@ -93,7 +94,8 @@ public final class VideoFileWriter: FrameSink {
                 throw VideoWriteError(.internal, subject: path,
                                       reason: "cannot write \(width)x\(height) frames at \(framesPerSecond) fps")
             default:
-                throw VideoWriteError(.internal, subject: path, reason: reason.isEmpty ? "cannot set up the encoder" : reason)
+                throw VideoWriteError(.internal, subject: path,
+                                      reason: reason.isEmpty ? "cannot set up the encoder" : reason)
             }
         }
         handle = out
@@ -112,8 +114,9 @@ public final class VideoFileWriter: FrameSink {
     public func write(_ buffer: PixelBuffer) throws {
         guard let handle else { throw VideoWriteError(.internal, subject: path, reason: "the video writer is closed") }
         guard buffer.wantsColor, buffer.width == width, buffer.height == height else {
+            let size = "\(buffer.width)x\(buffer.height)"
             throw VideoWriteError(.internal, subject: path,
-                                  reason: "frame \(frameCount) is \(buffer.width)x\(buffer.height), expected \(width)x\(height)")
+                                  reason: "frame \(frameCount) is \(size), expected \(width)x\(height)")
         }
         var message = [CChar](repeating: 0, count: 256)
         let status = wm_writer_write(handle, buffer.bgr, Int32(3 * width), &message, message.count)
@@ -158,6 +161,7 @@ public final class VideoFileWriter: FrameSink {
 
 /// One stream of a media file (`MediaStreams.of(path:)`).
 public struct MediaStream: Sendable, Equatable {
+    /// The stream's media type (subtitles, data and attachments are `other`).
     public enum Kind: Sendable, Equatable { case video, audio, other }
     public var kind: Kind
     /// libavcodec's codec name: "h264", "mpeg4", "hevc", "aac", "mp3"...

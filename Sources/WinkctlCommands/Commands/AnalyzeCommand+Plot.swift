@@ -124,7 +124,9 @@ final class AnalyzePlotRecorder {
             var spans = active[i]
             if let since = activeSince[i] { spans.append(since...max(since, last)) }
             var notes = blocked[i]
-            if let open = blockedSince[i] { notes.append(.init(span: open.time...max(open.time, last), text: open.text)) }
+            if let open = blockedSince[i] {
+                notes.append(.init(span: open.time...max(open.time, last), text: open.text))
+            }
             plot.lanes.append(TimelinePlot.Lane(
                 title: row.event, subtitle: Self.subtitle(row), values: rowValues[i], enter: row.enter, exit: row.exit,
                 active: spans, pending: pending[i].all(end: last), release: release[i].all(end: last),
