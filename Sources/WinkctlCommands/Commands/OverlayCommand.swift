@@ -16,7 +16,7 @@ enum OverlayCommand {
             operands: [("INPUT", "a still image or a video file")],
             options: [
                 OptionSpec("--layout", .file("FILE"), "the overlay layout (JSON: layers per face feature); required"),
-                OptionSpec("--output", aliases: ["-o"], .file("OUTPUT"), "where to write the result (.png, .jpg, or a video: .mp4, .avi, .mkv); required"),
+                OptionSpec("--output", aliases: ["-o"], .file("OUTPUT"), "where to write the result (.png, .jpg; a video: .mp4, .m4v, .mov, .mkv as H.264 with the input's audio, .avi as Motion JPEG); required"),
                 OptionSpec("--model", .file("FILE"), "dlib 68-point shape predictor", default: "$WINK_MODEL, else /usr/share/dlib/shape_predictor_68_face_landmarks.dat"),
                 OptionSpec("--mirrored", "the input is a mirror image (a selfie view)"),
                 OptionSpec("--benchmark", "time the renderer alone (three layers on 640x480) instead; no INPUT"),
