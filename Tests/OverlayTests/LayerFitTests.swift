@@ -64,6 +64,11 @@ struct LayerFitTests {
         #expect {
             try parse("true")
         } throws: { error in (error as? OverlayError)?.reason == "layers[0].fit: expected a string" }
+        // The README's example layout: both layers keep their aspect, and their images load.
+        let example = try OverlayLayout.load(
+            path: Paths.resources.appendingPathComponent("glasses_keep_aspect.json").path)
+        #expect(example.layers.count == 2 && example.layers.allSatisfy { $0.fit == .width })
+        #expect(try OverlayRenderer(layout: example).imageSizes == [[240, 80], [160, 50]])
     }
 
     /// The red disc drawn over a flat mouth box: stretched it is as flat as the box, fitted it stays round.
@@ -71,7 +76,8 @@ struct LayerFitTests {
         let face = try #require(Self.faces.first)
         var widthOverHeight: [OverlayLayer.Fit: Float] = [:]
         for fit in [OverlayLayer.Fit.stretch, .width, .contain] {
-            let layer = OverlayLayer(feature: .mouth, image: Paths.overlay("red_disc_rgba8.png"), rotate: false, fit: fit)
+            let layer = OverlayLayer(
+                feature: .mouth, image: Paths.overlay("red_disc_rgba8.png"), rotate: false, fit: fit)
             let renderer = try OverlayRenderer(layout: OverlayLayout(layers: [layer]))
             let box = face.boundingBox(.mouth)
             let width = Int(box.maxX) + 80, height = Int(box.maxY) + 80
