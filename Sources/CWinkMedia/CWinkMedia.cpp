@@ -1,6 +1,7 @@
 // CWinkMedia: see include/CWinkMedia.h. No exception leaves this file.
 #include "CWinkMedia.h"
 
+#include "MediaSupport.hpp"
 #include "WinkCodecs.h"
 
 #include <opencv2/core.hpp>
@@ -131,15 +132,8 @@ struct wm_video {
 
 namespace {
 
-void write_message(char *message, size_t len, const std::string &text) {
-    if (message && len) std::snprintf(message, len, "%s", text.c_str());
-}
-
-std::string av_error(int code) {
-    char text[AV_ERROR_MAX_STRING_SIZE] = "";
-    av_strerror(code, text, sizeof text);
-    return text;
-}
+using wink_media::av_error;
+using wink_media::write_message;
 
 // Checks that `path` names a readable regular file; otherwise says why.
 wm_status check_file(const char *path, char *message, size_t len) {
@@ -200,9 +194,7 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
     *out = nullptr;
     wm_status st = check_file(path, message, message_len);
     if (st != WM_OK) return st;
-    // FFmpeg logs decoder complaints to stderr on its own; winkd reports one line itself.
-    static const bool quiet = (av_log_set_level(AV_LOG_QUIET), true);
-    (void)quiet;
+    wink_media::quiet_ffmpeg();
     try {
         std::unique_ptr<wm_video> v(new wm_video());
         int r = avformat_open_input(&v->format, path, nullptr, nullptr);
@@ -307,6 +299,43 @@ wm_status wm_video_read(wm_video *video, uint8_t *gray, uint8_t *bgr, double *ti
     } catch (...) {
         return WM_INTERNAL;
     }
+}
+
+wm_status wm_media_streams(const char *path, wm_stream_info *streams, int capacity, int *count, char *message,
+                           size_t message_len) {
+    if (!path || !count || capacity < 0 || (capacity > 0 && !streams)) return WM_BAD_ARGUMENT;
+    *count = 0;
+    wm_status st = check_file(path, message, message_len);
+    if (st != WM_OK) return st;
+    wink_media::quiet_ffmpeg();
+    AVFormatContext *format = nullptr;
+    int r = avformat_open_input(&format, path, nullptr, nullptr);
+    if (r < 0) {
+        write_message(message, message_len, "not a media file FFmpeg can read (" + av_error(r) + ")");
+        return WM_NOT_MEDIA;
+    }
+    if ((r = avformat_find_stream_info(format, nullptr)) < 0) {
+        avformat_close_input(&format);
+        write_message(message, message_len, "cannot read its streams (" + av_error(r) + ")");
+        return WM_NOT_MEDIA;
+    }
+    *count = static_cast<int>(format->nb_streams);
+    for (int i = 0; i < capacity && i < *count; i++) {
+        const AVCodecParameters *p = format->streams[i]->codecpar;
+        streams[i].is_video = p->codec_type == AVMEDIA_TYPE_VIDEO;
+        streams[i].is_audio = p->codec_type == AVMEDIA_TYPE_AUDIO;
+        std::snprintf(streams[i].codec, sizeof streams[i].codec, "%s", avcodec_get_name(p->codec_id));
+        streams[i].packets = 0;
+    }
+    if (AVPacket *packet = av_packet_alloc()) {
+        while (av_read_frame(format, packet) >= 0) {
+            if (packet->stream_index < capacity) streams[packet->stream_index].packets++;
+            av_packet_unref(packet);
+        }
+        av_packet_free(&packet);
+    }
+    avformat_close_input(&format);
+    return WM_OK;
 }
 
 /// cv::imread(path, IMREAD_COLOR) through the WinkCodecs plugin (see WinkCodecs.h for why a plugin).

@@ -8,14 +8,44 @@ public final class AnalyzerTable {
     public let rows: [AnalyzerRow]
     private var states: [RowState]
     private let suppressors: [[Int]]
+    /// What each row (same order as `rows`) was doing after the last `step` or `reset`, and what held it
+    /// back: for explaining why an event fired or did not (`winkctl analyze --plot`).
+    public private(set) var traces: [RowTrace]
 
-    enum Phase: Equatable {
+    /// Where a row's state machine is.
+    public enum Phase: Sendable, Equatable {
         case idle
         /// The value crossed `enter` at `onset`; waiting for `minDuration` (held) or for release (oneShot).
         case pending
         case active
         /// Ended by `maxDuration` or a gate; waiting for the value to drop below `exit`.
         case latched
+    }
+
+    /// Why a row whose value was at or above `enter` could not start, or had its pending start cancelled.
+    public enum Blocker: Sendable, Equatable {
+        /// A row named in `suppressedBy` (this event name) was pending or active, or ended less than this
+        /// row's `cooldown` ago.
+        case suppressed(by: String)
+        /// This row's own `cooldown` after its last end had not run out.
+        case cooldown
+        /// The row's face-quality gate (`AnalyzerRow.gate`) was closed.
+        case gate
+    }
+
+    /// One row's state after a frame.
+    public struct RowTrace: Sendable, Equatable {
+        public var phase: Phase = .idle
+        /// Seconds: when the value crossed `enter` for the current run (pending or active); nil when idle or
+        /// latched.
+        public var onset: Double?
+        /// Seconds: when the value first dropped below `exit` while the row waits out `releaseDelay`; nil
+        /// otherwise.
+        public var releaseSince: Double?
+        /// What kept the row from starting this frame, or cancelled its pending start; nil when nothing did
+        /// (or the value was below `enter`).
+        public var blocked: Blocker?
+        public init() {}
     }
 
     struct RowState {
@@ -52,6 +82,7 @@ public final class AnalyzerTable {
     public init(rows: [AnalyzerRow]) {
         self.rows = rows
         states = Array(repeating: RowState(), count: rows.count)
+        traces = Array(repeating: RowTrace(), count: rows.count)
         suppressors = rows.map { row in row.suppressedBy.compactMap { name in rows.firstIndex { $0.event == name } } }
     }
 
@@ -73,9 +104,11 @@ public final class AnalyzerTable {
             let allowed = gates.allows(row.gate)
             // A suppressing row under way, or settled less than this row's cooldown ago: a wink cannot be
             // the tail of a blink whose eyes reopen one after the other.
-            let suppressed = suppressors[i].contains { j in
+            let suppressor = suppressors[i].first { j in
                 states[j].phase == .pending || states[j].phase == .active || t - states[j].settledAt < row.cooldown
             }
+            let suppressed = suppressor != nil
+            var blocked: Blocker?
             func emit(_ phase: EventPhase, duration: Double? = nil) {
                 events.append(ExpressionEvent(
                     event: row.event, phase: phase, frame: frame.index, time: rounded(t, places: 3),
@@ -92,10 +125,13 @@ public final class AnalyzerTable {
                         s.phase = .active
                         emit(.began)
                     }
+                } else if v >= row.enter {
+                    blocked = !allowed ? .gate : suppressor.map { .suppressed(by: rows[$0].event) } ?? .cooldown
                 }
             case .pending:
                 let released = below(v, row, t, &s)
                 if !allowed || suppressed {
+                    blocked = !allowed ? .gate : suppressor.map { .suppressed(by: rows[$0].event) }
                     s.phase = allowed ? .idle : .latched
                 } else if let releaseTime = released {
                     let duration = releaseTime - s.onsetTime
@@ -135,6 +171,12 @@ public final class AnalyzerTable {
                 if states[i].phase == .pending || states[i].phase == .active { s.settledAt = t }
             }
             states[i] = s
+            let running = s.phase == .pending || s.phase == .active
+            traces[i] = RowTrace()
+            traces[i].phase = s.phase
+            traces[i].onset = running ? s.onsetTime : nil
+            traces[i].releaseSince = running ? s.releaseTime : nil
+            traces[i].blocked = blocked
         }
     }
 
@@ -167,6 +209,7 @@ public final class AnalyzerTable {
                     tMonoNs: frame.monotonicNanoseconds))
             }
             states[i] = RowState()
+            traces[i] = RowTrace()
         }
     }
 }

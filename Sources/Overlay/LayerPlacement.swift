@@ -106,14 +106,39 @@ extension LayerPlacement {
 
     /// Places `layer` on the face with `landmarks`: the feature box scaled about its centre by
     /// `layer.sizeRatio`, moved by `layer.offset` times the (unscaled) box's width and height, and turned
-    /// with the face when `layer.rotate` is true. A pure function of its inputs.
-    public static func place(_ layer: OverlayLayer, on landmarks: Landmarks) -> LayerPlacement {
+    /// with the face when `layer.rotate` is true. With a `layer.fit` other than `.stretch` and an
+    /// `imageSize`, the rectangle is then resized about the same centre to the image's aspect ratio (see
+    /// `fitted(_:imageSize:fit:)`). A pure function of its inputs.
+    /// - Parameter imageSize: the layer image's width and height in pixels; `nil` (or a non-positive side)
+    ///   places the layer as `.stretch` does.
+    public static func place(_ layer: OverlayLayer, on landmarks: Landmarks, imageSize: SIMD2<Float>? = nil)
+        -> LayerPlacement
+    {
         let (box, angle) = featureBox(layer.feature, landmarks: landmarks, rotate: layer.rotate)
         let boxSize = SIMD2(box.width, box.height)
         let localCenter = box.center + layer.offset * boxSize
         let c = cos(angle)
         let s = sin(angle)
         let center = SIMD2(c * localCenter.x - s * localCenter.y, s * localCenter.x + c * localCenter.y)
-        return LayerPlacement(center: center, size: boxSize * layer.sizeRatio, angle: angle)
+        var size = boxSize * layer.sizeRatio
+        if let imageSize { size = fitted(size, imageSize: imageSize, fit: layer.fit) }
+        return LayerPlacement(center: center, size: size, angle: angle)
+    }
+
+    /// The size, in pixels, an image of `imageSize` pixels takes in a layer rectangle of `size` pixels:
+    /// `size` itself for `.stretch`; for `.width` the rectangle's width and the image's height for it
+    /// (`size.x * imageSize.y / imageSize.x`); for `.height` the other way round; for `.contain` the
+    /// smaller of the two. `size` unchanged when either image side is not positive.
+    public static func fitted(_ size: SIMD2<Float>, imageSize: SIMD2<Float>, fit: OverlayLayer.Fit) -> SIMD2<Float> {
+        guard imageSize.x > 0, imageSize.y > 0 else { return size }
+        let aspect = imageSize.x / imageSize.y
+        let byWidth = SIMD2(size.x, size.x / aspect)
+        let byHeight = SIMD2(size.y * aspect, size.y)
+        switch fit {
+        case .stretch: return size
+        case .width: return byWidth
+        case .height: return byHeight
+        case .contain: return byWidth.y <= size.y ? byWidth : byHeight
+        }
     }
 }

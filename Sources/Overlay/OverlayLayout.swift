@@ -6,8 +6,26 @@ import WinkCore
 /// The feature's box is the bounding box of its landmarks, taken in the face's own frame (turned by the
 /// head's roll) when `rotate` is true, in the image's axes otherwise. The layer's rectangle is that box
 /// scaled about its centre by `sizeRatio`, then moved by `offset` (fractions of the unscaled box's width and
-/// height; positive y is down the face). See `LayerPlacement.place(_:on:)`.
+/// height; positive y is down the face). `fit` then decides whether the image fills that rectangle
+/// (`stretch`, SPEC.md's behaviour and the default) or keeps its own aspect ratio. See
+/// `LayerPlacement.place(_:on:imageSize:)`.
 public struct OverlayLayer: Sendable, Equatable {
+    /// How the layer image fills the layer's rectangle (the feature box scaled by `sizeRatio`); layout key
+    /// `"fit"`. Every mode but `stretch` keeps the image's own width:height ratio, so sunglasses stay
+    /// sunglasses on a face whose eye box flattens (a smile, a squint).
+    public enum Fit: String, Sendable, Equatable, CaseIterable {
+        /// The image is stretched over the whole rectangle (SPEC.md "Overlay layouts"). The default.
+        case stretch
+        /// The rectangle's width; the height follows from the image's aspect ratio (`sizeRatio.height`
+        /// is not used).
+        case width
+        /// The rectangle's height; the width follows from the image's aspect ratio (`sizeRatio.width` is
+        /// not used).
+        case height
+        /// The largest size of the image's aspect ratio inside the rectangle, centred in it.
+        case contain
+    }
+
     /// The face part the layer follows.
     public var feature: FaceFeature
     /// Path of the PNG, already resolved against the layout file's folder when loaded from a file.
@@ -21,10 +39,13 @@ public struct OverlayLayer: Sendable, Equatable {
     public var rotate: Bool
     /// Opacity multiplied into the image's alpha, 0...1 (default 1).
     public var opacity: Float
+    /// Whether the image keeps its aspect ratio, and which side of the rectangle sets its size (default
+    /// `.stretch`: none, the image fills the rectangle).
+    public var fit: Fit
 
     public init(
         feature: FaceFeature, image: String, sizeRatio: SIMD2<Float> = [1, 1], offset: SIMD2<Float> = [0, 0],
-        rotate: Bool = true, opacity: Float = 1
+        rotate: Bool = true, opacity: Float = 1, fit: Fit = .stretch
     ) {
         self.feature = feature
         self.image = image
@@ -32,6 +53,7 @@ public struct OverlayLayer: Sendable, Equatable {
         self.offset = offset
         self.rotate = rotate
         self.opacity = opacity
+        self.fit = fit
     }
 }
 
@@ -39,9 +61,11 @@ public struct OverlayLayer: Sendable, Equatable {
 ///
 /// ```json
 /// {"layers": [{"feature": "eyes", "image": "sunglasses.png", "sizeRatio": {"width": 1.4, "height": 3.0},
-///              "offset": {"x": 0.0, "y": 0.1}, "rotate": true, "opacity": 1.0}]}
+///              "offset": {"x": 0.0, "y": 0.1}, "rotate": true, "opacity": 1.0, "fit": "width"}]}
 /// ```
-/// `sizeRatio` may also be a single number for both axes. Unknown keys are refused, so a typo is reported.
+/// `sizeRatio` may also be a single number for both axes. `fit` (an addition to SPEC.md's keys) is one of
+/// `stretch` (the default), `width`, `height`, `contain` (see `OverlayLayer.Fit`). Unknown keys are refused,
+/// so a typo is reported.
 public struct OverlayLayout: Sendable, Equatable {
     public var layers: [OverlayLayer]
 
@@ -182,7 +206,7 @@ struct LayerEntry: Decodable {
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
-        try refuseUnknownKeys(c, known: ["feature", "image", "sizeRatio", "offset", "rotate", "opacity"])
+        try refuseUnknownKeys(c, known: ["feature", "image", "sizeRatio", "offset", "rotate", "opacity", "fit"])
         let featureKey = AnyKey("feature")
         let featureName = try c.decode(String.self, forKey: featureKey)
         guard let feature = FaceFeature(rawValue: featureName) else {
@@ -236,9 +260,21 @@ struct LayerEntry: Decodable {
                     codingPath: c.codingPath + [opacityKey],
                     debugDescription: "expected a number in 0...1, got \(opacity)"))
         }
+        let fitKey = AnyKey("fit")
+        var fit = OverlayLayer.Fit.stretch
+        if let name = try c.decodeIfPresent(String.self, forKey: fitKey) {
+            guard let known = OverlayLayer.Fit(rawValue: name) else {
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: c.codingPath + [fitKey],
+                        debugDescription: "unknown fit '\(name)' (expected one of "
+                            + OverlayLayer.Fit.allCases.map(\.rawValue).joined(separator: ", ") + ")"))
+            }
+            fit = known
+        }
         layer = OverlayLayer(
             feature: feature, image: image, sizeRatio: ratio, offset: offset, rotate: rotate,
-            opacity: opacity)
+            opacity: opacity, fit: fit)
     }
 
     static func requirePositive(_ value: Float, at path: [any CodingKey]) throws {

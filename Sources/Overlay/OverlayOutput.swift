@@ -6,7 +6,10 @@ import WinkCore
 public enum OverlayOutputKind: Sendable, Equatable {
     /// `.png`, `.jpg`, `.jpeg`: one still image.
     case image
-    /// `.mp4`, `.m4v`, `.mov` (MPEG-4 Part 2, FourCC `mp4v`), `.avi`, `.mkv` (Motion JPEG, `MJPG`).
+    /// `.mp4`, `.m4v`, `.mov`, `.mkv`, `.avi`. `winkctl overlay` writes the first four as H.264 with the
+    /// input's audio (Capture's `VideoFileWriter`, through `OverlayRun.run(openVideo:)`); `OverlayVideoWriter`
+    /// (OpenCV) writes MPEG-4 Part 2 (FourCC `mp4v`) into `.mp4`/`.m4v`/`.mov` and Motion JPEG (`MJPG`) into
+    /// `.avi`/`.mkv`, without audio.
     case video
 
     /// The kind for `path`, or `nil` for an extension neither writer handles.
@@ -67,19 +70,25 @@ public func writeImage(_ buffer: PixelBuffer, to path: String) throws {
 ///
 /// OpenCV 4.6's `VideoWriter` reports no write errors: on a full disk every frame "succeeds" and the file
 /// ends without its index (an MP4 without its moov atom). Hence the reading back.
-public final class OverlayVideoWriter {
+public final class OverlayVideoWriter: FrameSink {
     public let path: String
     public let width: Int
     public let height: Int
     /// Frames written so far.
     public private(set) var frameCount = 0
     private var handle: OpaquePointer?
+    /// How `finish()` reads the file back (see `finish(readBack:)`); nil: it only closes the file.
+    private let readBack: ((String) throws -> any FrameSource)?
 
-    /// - Parameter framesPerSecond: the rate stored in the container (> 0).
+    /// - Parameters:
+    ///   - framesPerSecond: the rate stored in the container (> 0).
+    ///   - readBack: what `finish()` proves the file with (see `finish(readBack:)`).
     /// - Throws: `OverlayError.output` (exit 73) for an unknown extension or a file that cannot be created,
     ///   `.internal` (exit 70) when the codec plugin cannot be loaded.
-    public init(path: String, width: Int, height: Int, framesPerSecond: Double) throws {
+    public init(path: String, width: Int, height: Int, framesPerSecond: Double,
+                readBack: ((String) throws -> any FrameSource)? = nil) throws {
         self.path = path
+        self.readBack = readBack
         self.width = width
         self.height = height
         var out: OpaquePointer?
@@ -115,6 +124,12 @@ public final class OverlayVideoWriter {
     public func close() {
         if let handle { wo_video_writer_close(handle) }
         handle = nil
+    }
+
+    /// Finishes the file, and proves it whole with the `readBack` given at creation, if any.
+    /// - Throws: as `finish(readBack:)`.
+    public func finish() throws {
+        if let readBack { try finish(readBack: readBack) } else { close() }
     }
 
     /// Finishes the file and reads it back with `readBack` (e.g. Capture's `VideoFileSource`), counting its
@@ -167,20 +182,29 @@ public struct OverlayRunSummary: Sendable, Equatable {
 /// Runs a layout over a whole input: reads each frame, finds the faces, draws the layers and writes the
 /// result as an image (the first frame) or a video of the same size, frame count and rate.
 public enum OverlayRun {
+    /// Opens the video output for frames of `width` x `height` pixels at `framesPerSecond`, or returns nil
+    /// to leave it to `OverlayVideoWriter`.
+    public typealias VideoOpener = (_ path: String, _ width: Int, _ height: Int, _ framesPerSecond: Double) throws
+        -> (any FrameSink)?
+
     /// - Parameters:
     ///   - source: the input; read into a `PixelBuffer(wantsColor: true)`.
     ///   - output: `.png`/`.jpg` for an image, a video extension for a video (see `OverlayOutputKind`).
     ///   - mirrored: whether the input is a mirror image and `faces` are un-mirrored (see
     ///     `OverlayRenderer.render(_:on:mirrored:)`).
+    ///   - openVideo: opens a video output (e.g. Capture's `VideoFileWriter`, H.264 with the input's audio)
+    ///     at the first frame's size and the source's nominal rate (30 if unknown); when it returns nil, or by
+    ///     default, OpenCV's `OverlayVideoWriter` writes the video.
     ///   - readBack: opens a written video to prove it whole (e.g. `{ try VideoFileSource(path: $0) }`); see
-    ///     `OverlayVideoWriter.finish(readBack:)`. Not used for an image output.
+    ///     `OverlayVideoWriter.finish(readBack:)`. Used only for a video `OverlayVideoWriter` writes.
     ///   - faces: the faces of one frame (e.g. `FaceTracker.detectAll`).
     /// - Throws: `OverlayError.output` for an unknown output extension, an image output from an input with
     ///   more than one frame, or an output that cannot be created; `.writeFailed` (exit 74) when writing
-    ///   fails (a full disk); whatever `source` and `faces` throw.
+    ///   fails (a full disk); whatever `source`, `openVideo`, the sink it opens, and `faces` throw.
     public static func run(
         source: any FrameSource, output: String, renderer: OverlayRenderer, mirrored: Bool = false,
-        readBack: (String) throws -> any FrameSource, faces: (PixelBuffer) throws -> [FaceObservation]
+        openVideo: VideoOpener = { _, _, _, _ in nil },
+        readBack: @escaping (String) throws -> any FrameSource, faces: (PixelBuffer) throws -> [FaceObservation]
     ) throws -> OverlayRunSummary {
         guard let kind = OverlayOutputKind(path: output) else {
             throw OverlayError(
@@ -189,7 +213,7 @@ public enum OverlayRun {
         }
         let buffer = PixelBuffer(wantsColor: true)
         var summary = OverlayRunSummary(frames: 0, faces: 0)
-        var writer: OverlayVideoWriter?
+        var writer: (any FrameSink)?
         defer { writer?.close() }
         while try source.read(into: buffer) != nil {
             if kind == .image && summary.frames == 1 {
@@ -206,15 +230,17 @@ public enum OverlayRun {
                 try writeImage(buffer, to: output)
             case .video:
                 if writer == nil {
-                    writer = try OverlayVideoWriter(
-                        path: output, width: buffer.width, height: buffer.height,
-                        framesPerSecond: source.nominalFrameRate ?? 30)
+                    let rate = source.nominalFrameRate ?? 30
+                    writer = try openVideo(output, buffer.width, buffer.height, rate)
+                        ?? OverlayVideoWriter(
+                            path: output, width: buffer.width, height: buffer.height, framesPerSecond: rate,
+                            readBack: readBack)
                 }
                 try writer?.write(buffer)
             }
             summary.frames += 1
         }
-        try writer?.finish(readBack: readBack)
+        try writer?.finish()
         return summary
     }
 }

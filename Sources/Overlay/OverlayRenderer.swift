@@ -14,6 +14,8 @@ import WinkCore
 public final class OverlayRenderer {
     /// The layers drawn, in order.
     public let layers: [OverlayLayer]
+    /// Each layer image's width and height in pixels (for `OverlayLayer.fit`).
+    public let imageSizes: [SIMD2<Float>]
     private let cache: [CachedLayer]
 
     /// Loads every layer's image. Layers naming the same file share one decode.
@@ -44,12 +46,13 @@ public final class OverlayRenderer {
     public init(layers: [OverlayLayer], images: [OverlayImage]) throws {
         precondition(layers.count == images.count, "one image per layer")
         self.layers = layers
+        imageSizes = images.map { SIMD2(Float($0.width), Float($0.height)) }
         cache = try zip(layers, images).map { try CachedLayer(image: $1, opacity: $0.opacity, name: $0.image) }
     }
 
     /// Where each layer lands on a face, in drawing order.
     public func placements(on landmarks: Landmarks) -> [LayerPlacement] {
-        layers.map { LayerPlacement.place($0, on: landmarks) }
+        zip(layers, imageSizes).map { LayerPlacement.place($0, on: landmarks, imageSize: $1) }
     }
 
     /// Draws every layer on every face into the BGR plane of `buffer`.
@@ -86,7 +89,7 @@ public final class OverlayRenderer {
     ) throws {
         for face in faces {
             for (index, layer) in layers.enumerated() {
-                var placement = LayerPlacement.place(layer, on: face)
+                var placement = LayerPlacement.place(layer, on: face, imageSize: imageSizes[index])
                 if mirrored { placement = placement.mirroredPlacement(frameWidth: width) }
                 try draw(index, at: placement, bgr: bgr, width: width, height: height, stride: stride)
             }

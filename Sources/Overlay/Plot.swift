@@ -1,14 +1,32 @@
 /// Coefficients and analyzer values over time, drawn as a PNG for tuning thresholds (`winkctl analyze --plot`).
 ///
-/// One lane per series: the value over time (a dark line, broken where there was no face), the series'
-/// `enter` threshold as a solid orange line and its `exit` threshold as a dashed blue line, shaded spans
-/// where the expression was active, and a vertical marker at each event (green `began`, red `ended`,
-/// purple `occurred`). Time runs left to right in seconds along a labelled axis.
+/// One lane per series: the value over time (a dark line, broken where there was no face, on a grey band),
+/// the series' `enter` threshold as a solid orange line and its `exit` threshold as a dashed blue line,
+/// shaded spans where the expression was active, and a vertical marker at each event (green `began`, red
+/// `ended`, purple `occurred`). What explains an event that fired or did not is shaded too: the time the
+/// value was held before it counted (`minDuration`, amber), the release delay before an end (`releaseDelay`,
+/// blue), the `cooldown` after an end (lavender), and spans where the row was blocked (a red strip under the
+/// lane, labelled with the cause: "suppressed by blink", "cooldown", "gate closed"). `faceFound` and
+/// `faceLost` are vertical lines through every lane. Time runs left to right in seconds along a labelled
+/// axis; the legend (`legend`) names every colour.
 public struct TimelinePlot: Sendable {
+    /// A span of a lane in which the row could not start (or its pending start was cancelled), and why.
+    public struct Note: Sendable, Equatable {
+        /// Seconds.
+        public var span: ClosedRange<Double>
+        /// The cause, written under the span: "suppressed by blink", "cooldown", "gate closed".
+        public var text: String
+        public init(span: ClosedRange<Double>, text: String) {
+            self.span = span
+            self.text = text
+        }
+    }
+
     /// One series.
     public struct Lane: Sendable {
         public var title: String
-        /// Smaller lines under the title, separated by "\n" (a formula, the thresholds), each shrunk to fit.
+        /// Smaller lines under the title, separated by "\n" (a formula, the thresholds, the timing), each
+        /// shrunk to fit.
         public var subtitle: String
         /// One value (0...1) per entry of `TimelinePlot.times`; NaN where nothing was measured (no face).
         public var values: [Float]
@@ -16,16 +34,47 @@ public struct TimelinePlot: Sendable {
         public var exit: Float?
         /// Time spans (seconds) in which the expression was active.
         public var active: [ClosedRange<Double>]
+        /// Time spans (seconds) in which the value had crossed `enter` but the expression did not count yet:
+        /// held rows waiting out `minDuration`, one-shot rows until release. A span not followed by an event
+        /// is a start that never counted (too short, cancelled, too long).
+        public var pending: [ClosedRange<Double>] = []
+        /// Time spans (seconds) from the first frame below `exit` to the end the release delay allows.
+        public var release: [ClosedRange<Double>] = []
+        /// Time spans (seconds) after an end in which the row cannot start again (`cooldown`).
+        public var cooldown: [ClosedRange<Double>] = []
+        /// Spans in which the row was blocked, with the cause.
+        public var blocked: [Note] = []
 
         public init(title: String, subtitle: String = "", values: [Float], enter: Float? = nil, exit: Float? = nil,
-                    active: [ClosedRange<Double>] = []) {
+                    active: [ClosedRange<Double>] = [], pending: [ClosedRange<Double>] = [],
+                    release: [ClosedRange<Double>] = [], cooldown: [ClosedRange<Double>] = [], blocked: [Note] = []) {
             self.title = title
             self.subtitle = subtitle
             self.values = values
             self.enter = enter
             self.exit = exit
             self.active = active
+            self.pending = pending
+            self.release = release
+            self.cooldown = cooldown
+            self.blocked = blocked
         }
+    }
+
+    /// A `faceFound` (`found`) or `faceLost` event at `time` seconds, drawn through every lane.
+    public struct FaceMarker: Sendable, Equatable {
+        public var time: Double
+        public var found: Bool
+        public init(time: Double, found: Bool) {
+            self.time = time
+            self.found = found
+        }
+    }
+
+    /// One entry of the legend: a swatch of `colour` (0xRRGGBB) and its name.
+    public struct LegendEntry: Sendable, Equatable {
+        public var name: String
+        public var colour: UInt32
     }
 
     /// The phase of an event marker.
@@ -57,6 +106,12 @@ public struct TimelinePlot: Sendable {
         public static let ended: UInt32 = 0xD02020
         public static let occurred: UInt32 = 0x8030C0
         public static let text: UInt32 = 0x202020
+        public static let pending: UInt32 = 0xFBE3A0
+        public static let release: UInt32 = 0xC4D8F2
+        public static let cooldown: UInt32 = 0xE6D8F2
+        public static let blocked: UInt32 = 0xD03030
+        public static let faceFound: UInt32 = 0x00897B
+        public static let faceLost: UInt32 = 0x8D5A2B
 
         public static func marker(_ kind: MarkerKind) -> UInt32 {
             switch kind {
@@ -72,6 +127,20 @@ public struct TimelinePlot: Sendable {
     public var times: [Double]
     public var lanes: [Lane] = []
     public var markers: [Marker] = []
+    public var faceMarkers: [FaceMarker] = []
+
+    /// The legend, in two rows: what the lanes draw, then what explains an event (and the face markers).
+    public static let legend: [[LegendEntry]] = [
+        [.init(name: "value", colour: Colour.value), .init(name: "enter", colour: Colour.enter),
+         .init(name: "exit", colour: Colour.exit), .init(name: "began", colour: Colour.began),
+         .init(name: "ended", colour: Colour.ended), .init(name: "occurred", colour: Colour.occurred),
+         .init(name: "active", colour: Colour.active)],
+        [.init(name: "pending (minDuration)", colour: Colour.pending),
+         .init(name: "releaseDelay", colour: Colour.release), .init(name: "cooldown", colour: Colour.cooldown),
+         .init(name: "blocked (suppressedBy, cooldown, gate)", colour: Colour.blocked),
+         .init(name: "faceFound", colour: Colour.faceFound), .init(name: "faceLost", colour: Colour.faceLost),
+         .init(name: "no face", colour: Colour.noFace)],
+    ]
 
     public init(title: String, times: [Double]) {
         self.title = title
@@ -97,20 +166,36 @@ public struct TimelinePlot: Sendable {
     func draw(on canvas: PlotCanvas, layout: PlotLayout) {
         let l = layout
         canvas.text(title, x: 8, y: 20, scale: 0.5, Colour.text)
-        let legend = "value    enter    exit    began    ended    occurred    active"
-        var lx = l.plotRight - PlotCanvas.textWidth(legend) - 40
-        for (name, colour) in [("value", Colour.value), ("enter", Colour.enter), ("exit", Colour.exit),
-                               ("began", Colour.began), ("ended", Colour.ended), ("occurred", Colour.occurred),
-                               ("active", Colour.active)] {
-            canvas.fill(lx, 12, lx + 8, 20, colour)
-            canvas.text(name, x: lx + 12, y: 20, scale: 0.4, Colour.text)
-            lx += PlotCanvas.textWidth(name) + 24
+        for (row, entries) in Self.legend.enumerated() {
+            let y = 20 + 16 * row
+            var lx = l.plotRight - entries.reduce(0) { $0 + PlotCanvas.textWidth($1.name) + 24 } + 16
+            for entry in entries {
+                canvas.fill(lx, y - 8, lx + 8, y, entry.colour)
+                canvas.text(entry.name, x: lx + 12, y: y, scale: 0.4, Colour.text)
+                lx += PlotCanvas.textWidth(entry.name) + 24
+            }
         }
         for (i, lane) in lanes.enumerated() {
             let top = l.y(lane: i, value: 1), bottom = l.y(lane: i, value: 0)
             canvas.fill(l.left, top, l.plotRight, bottom, Colour.lane)
-            for span in noFaceSpans(lane) { canvas.fill(l.x(span.lowerBound), top, l.x(span.upperBound), bottom, Colour.noFace) }
-            for span in lane.active { canvas.fill(l.x(span.lowerBound), top, l.x(span.upperBound), bottom, Colour.active) }
+            func shade(_ spans: [ClosedRange<Double>], _ colour: UInt32) {
+                for span in spans { canvas.fill(l.x(span.lowerBound), top, l.x(span.upperBound), bottom, colour) }
+            }
+            shade(noFaceSpans(lane), Colour.noFace)
+            shade(lane.cooldown, Colour.cooldown)
+            shade(lane.pending, Colour.pending)
+            shade(lane.active, Colour.active)
+            shade(lane.release, Colour.release)
+            // Blocked: a strip in the padding under the lane's 0, its cause written once at its start.
+            var labelledUpTo = Int.min
+            for note in lane.blocked {
+                let x0 = l.x(note.span.lowerBound), x1 = max(l.x(note.span.upperBound), x0 + 1)
+                canvas.fill(x0, bottom + 2, x1, bottom + 5, Colour.blocked)
+                if x0 > labelledUpTo {
+                    canvas.text(note.text, x: x0 + 2, y: bottom - 3, scale: 0.33, Colour.blocked)
+                    labelledUpTo = x0 + PlotCanvas.textWidth(note.text, scale: 0.33) + 6
+                }
+            }
             for t in l.ticks { canvas.line(l.x(t), top, l.x(t), bottom, Colour.grid) }
             if let e = lane.exit { canvas.dashedLine(l.left, l.plotRight, y: l.y(lane: i, value: e), Colour.exit) }
             if let e = lane.enter { canvas.line(l.left, l.y(lane: i, value: e), l.plotRight, l.y(lane: i, value: e), Colour.enter) }
@@ -124,12 +209,14 @@ public struct TimelinePlot: Sendable {
                 }
             }
             canvas.polyline(run, Colour.value)
-            canvas.text(lane.title, x: 8, y: l.laneTop(i) + l.laneHeight / 2 - 2, scale: 0.45, Colour.text)
-            for (k, line) in lane.subtitle.split(separator: "\n").enumerated() {
+            // The title and up to four subtitle lines, the block moved up as it grows.
+            let lines = lane.subtitle.split(separator: "\n")
+            let titleY = l.laneTop(i) + l.laneHeight / 2 - 2 - 6 * max(0, lines.count - 2)
+            canvas.text(lane.title, x: 8, y: titleY, scale: 0.45, Colour.text)
+            for (k, line) in lines.enumerated() {
                 // Shrunk to fit left of the plot area (a long formula).
                 let fit = 0.33 * Double(l.left - 24) / Double(max(1, PlotCanvas.textWidth(String(line), scale: 0.33)))
-                canvas.text(String(line), x: 8, y: l.laneTop(i) + l.laneHeight / 2 + 13 + 12 * k, scale: min(0.33, fit),
-                            0x606060)
+                canvas.text(String(line), x: 8, y: titleY + 13 + 12 * k, scale: min(0.33, fit), 0x606060)
             }
             canvas.text("1", x: l.left - 12, y: top + 4, scale: 0.33, 0x606060)
             canvas.text("0", x: l.left - 12, y: bottom + 4, scale: 0.33, 0x606060)
@@ -142,6 +229,11 @@ public struct TimelinePlot: Sendable {
             canvas.fill(x - 3, top - 6, x + 3, top - 1, colour)
         }
         let axis = l.top + l.lanes * l.laneHeight
+        for face in faceMarkers {
+            let x = l.x(face.time), colour = face.found ? Colour.faceFound : Colour.faceLost
+            canvas.line(x, l.top, x, axis, colour)
+            canvas.fill(x - 2, axis - 5, x + 2, axis - 1, colour)
+        }
         canvas.line(l.left, axis, l.plotRight, axis, Colour.text)
         for t in l.ticks {
             canvas.line(l.x(t), axis, l.x(t), axis + 4, Colour.text)

@@ -1,15 +1,15 @@
 /// Where things go in a `TimelinePlot` image. Pixels, origin top-left, y down.
 ///
-/// The image has a title strip of `top` pixels, then one lane of `laneHeight` pixels per plotted series, then
+/// The image has a title and legend strip of `top` pixels, then one lane of `laneHeight` pixels per plotted series, then
 /// the time axis (`bottom` pixels). In each lane, the plot area spans x from `left` to `width - right - 1`
 /// and y from `laneTop(i) + padding` (value 1) to `laneTop(i) + laneHeight - padding` (value 0).
 public struct PlotLayout: Sendable, Equatable {
     public var width: Int
     public var laneHeight: Int
     public var lanes: Int
-    public var left = 190
+    public var left = 230
     public var right = 20
-    public var top = 30
+    public var top = 48
     public var bottom = 36
     /// Space above value 1 and below value 0 inside each lane.
     public var padding = 8

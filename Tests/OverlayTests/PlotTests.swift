@@ -9,11 +9,11 @@ private func rgba(_ rgb: UInt32) -> SIMD4<UInt8> {
 struct PlotLayoutTests {
     @Test func mapsTimeAndValueToPixels() {
         let l = PlotLayout(width: 800, laneHeight: 60, lanes: 3, start: 0, end: 4)
-        #expect(l.height == 30 + 3 * 60 + 36)
+        #expect(l.height == 48 + 3 * 60 + 36)
         #expect(l.x(0) == l.left && l.x(4) == l.plotRight && l.x(-1) == l.left && l.x(9) == l.plotRight)
         #expect(l.x(2) == l.left + Int((Double(l.plotRight - l.left) / 2).rounded()))
-        #expect(l.y(lane: 1, value: 0) == 30 + 60 + 60 - l.padding)
-        #expect(l.y(lane: 1, value: 1) == 30 + 60 + l.padding)
+        #expect(l.y(lane: 1, value: 0) == 48 + 60 + 60 - l.padding)
+        #expect(l.y(lane: 1, value: 1) == 48 + 60 + l.padding)
         #expect(l.y(lane: 0, value: 2) == l.y(lane: 0, value: 1))
     }
 

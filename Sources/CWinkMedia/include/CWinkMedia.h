@@ -1,11 +1,12 @@
 // CWinkMedia: recorded video through FFmpeg (libavformat, libavcodec, libswscale, set up as OpenCV 4.6's
 // FFmpeg backend sets them up, so the frames and timestamps are VideoCapture's) and still images through
 // OpenCV's imread in the WinkCodecs plugin (loaded on first use, see WinkCodecs.h), decoded straight into
-// caller-owned planes.
+// caller-owned planes; video files written through FFmpeg (H.264, the input's audio copied: wm_writer_*).
 //
 // Planes: grey is `width` x `height` bytes (stride = width); BGR is `width` x `height` x 3 bytes
 // (stride = 3 x width); origin top-left. No C++ exception crosses this header.
-// Thread-safety: a wm_video is used by one thread at a time; wm_image_* functions are thread-safe.
+// Thread-safety: a wm_video or wm_writer is used by one thread at a time; wm_image_* and wm_media_streams
+// are thread-safe.
 #ifndef CWINKMEDIA_H
 #define CWINKMEDIA_H
 
@@ -24,6 +25,8 @@ typedef enum wm_status {
     WM_NOT_MEDIA = 4,      // it was read but is not a video or image OpenCV can decode
     WM_BAD_ARGUMENT = 5,
     WM_INTERNAL = 6,
+    WM_CANNOT_CREATE = 7,  // the output file cannot be created (no such folder, no permission, no muxer)
+    WM_WRITE_FAILED = 8,   // the output was created but writing it failed (a full disk, an I/O error)
 } wm_status;
 
 typedef struct wm_video wm_video;
@@ -61,6 +64,53 @@ wm_status wm_image_read(const char *path, int width, int height, uint8_t *gray, 
 /// when `flip` is non-zero. The result is centred in `out`. Used to derive test variants from recordings.
 wm_status wm_warp_gray(const uint8_t *gray, int width, int height, double degrees, double scale, int flip,
                        uint8_t *out, int out_width, int out_height);
+
+// MARK: Writing video files
+
+typedef struct wm_writer wm_writer;
+
+/// Creates a video file at `path` (truncating it), its container chosen by the extension as FFmpeg's
+/// av_guess_format does (.mp4, .m4v, .mov, .mkv), for frames of `width` x `height` BGR24 pixels at `fps`
+/// frames a second (> 0; frame i is stamped i / fps seconds).
+/// Video is encoded with the first encoder of the comma-separated `encoders` list (libavcodec names, e.g.
+/// "libx264") that this libavcodec has, as 8-bit 4:2:0 (4:4:4 for an odd width or height), CRF 18; when none
+/// is there it falls back to libavcodec's own MPEG-4 Part 2 encoder ("mpeg4"): wm_writer_encoder says which.
+/// `audio_from` (NULL for none) names a media file whose audio streams are copied into the output packet for
+/// packet (no re-encoding; timestamps rescaled, shifted so that its first video frame is time 0); a stream
+/// whose codec the container does not take is left out (wm_writer_audio_streams counts those copied). A file
+/// without audio, or one FFmpeg cannot read, gives a video without audio.
+/// Returns WM_CANNOT_CREATE when the file cannot be created (the reason in `message`, e.g. "No such file or
+/// directory") or the extension names no container, WM_INTERNAL when the encoder cannot be set up;
+/// WM_BAD_ARGUMENT for a size or rate out of range. Nothing is written to stderr (FFmpeg's log is quiet).
+wm_status wm_writer_open(const char *path, int width, int height, double fps, const char *encoders,
+                         const char *audio_from, wm_writer **out, char *message, size_t message_len);
+/// The libavcodec encoder in use ("libx264", or "mpeg4" after a fallback).
+const char *wm_writer_encoder(const wm_writer *writer);
+/// The audio streams being copied from `audio_from`.
+int wm_writer_audio_streams(const wm_writer *writer);
+/// Encodes one frame: `bgr` is `height` rows of 3 x `width` bytes, `stride` bytes apart. Audio packets up to
+/// the frame's time are muxed alongside. WM_WRITE_FAILED (reason in `message`) when writing fails.
+wm_status wm_writer_write(wm_writer *writer, const uint8_t *bgr, int stride, char *message, size_t message_len);
+/// Flushes the encoder, copies the remaining audio, writes the container's index and closes the file.
+/// WM_WRITE_FAILED (reason in `message`, e.g. "No space left on device") when any write failed; the file is
+/// then incomplete and left for the caller to remove. Call once; afterwards only wm_writer_close.
+wm_status wm_writer_finish(wm_writer *writer, char *message, size_t message_len);
+/// Frees the writer, closing the file if wm_writer_finish was not called (the file is then incomplete).
+void wm_writer_close(wm_writer *writer);
+
+/// One stream of a media file, as wm_media_streams reports it.
+typedef struct wm_stream_info {
+    int is_video;       // 1 for a video stream
+    int is_audio;       // 1 for an audio stream
+    char codec[32];     // libavcodec's codec name: "h264", "mpeg4", "aac", "mp3"...
+    int64_t packets;    // packets in the stream (for video, its frames)
+} wm_stream_info;
+
+/// The streams of the media file at `path` (up to `capacity` of them into `streams`; `*count` is the total).
+/// Reads every packet of the file to count them (no decoding).
+/// WM_MISSING/WM_UNREADABLE/WM_NOT_MEDIA as wm_video_open, the reason in `message`.
+wm_status wm_media_streams(const char *path, wm_stream_info *streams, int capacity, int *count, char *message,
+                           size_t message_len);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,7 @@ enum AnalyzeCommand {
                 OptionSpec("--coefficients", "also print each frame's coefficient line (ARKit blend shapes, 0...1)"),
                 OptionSpec("--measures", "also print each frame's raw measures as JSON lines (\"type\":\"measures\")"),
                 OptionSpec("--eye-features", "also print each frame's eye-state features (for Scripts/train_eye_model.py)"),
-                OptionSpec("--plot", .file("OUT.png"), "draw the coefficients and events over time into a PNG or JPEG"),
+                OptionSpec("--plot", .file("OUT.png"), "draw each row's value, thresholds and events over time, with what held them back (minDuration, releaseDelay, cooldown, suppressedBy), into a PNG or JPEG"),
                 OptionSpec("--flip", "analyse the mirror image of the recording (a test variant)"),
                 OptionSpec("--rotate", .text("DEG"), "rotate the frames by DEG degrees, -180...180", default: "0"),
                 OptionSpec("--scale", .text("S"), "scale the frames by S, 0.05...4", default: "1"),
@@ -70,7 +70,7 @@ enum AnalyzeCommand {
             }
             progress.frame(events: pipeline.engine.events.filter(\.isOccurrence).count)
             plot?.add(time: info.time, coefficients: pipeline.engine.faceInFrame ? pipeline.engine.coefficients : nil,
-                      events: pipeline.engine.events)
+                      events: pipeline.engine.events, traces: pipeline.engine.table.traces)
             if withCoefficients, let line = pipeline.coefficientsLine(info: info) { try out.write(try encoder.line(line)) }
             if withMeasures, let face { try out.write(try encoder.line(measuresLine(info, face, pipeline))) }
             if withEyeFeatures, let face, let eyes = EyeStateFeatures.of(face.landmarks, in: buffer) {

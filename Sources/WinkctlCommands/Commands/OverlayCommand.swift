@@ -7,7 +7,7 @@ import WinkDaemon
 
 /// `winkctl overlay --layout L.json INPUT -o OUTPUT [--model FILE]`: draws a face layout on every face of a
 /// still image (written as PNG or JPEG) or of every frame of a video (written with the same size, frame count
-/// and rate). `winkctl overlay --benchmark [--frames N]` times the renderer alone (three layers, 640x480).
+/// and rate: .mp4, .m4v, .mov and .mkv as H.264 with the input's audio copied, .avi as Motion JPEG). `winkctl overlay --benchmark [--frames N]` times the renderer alone (three layers, 640x480).
 enum OverlayCommand {
     static let command = WinkctlMain.Command(
         spec: CommandSpec(
@@ -16,7 +16,10 @@ enum OverlayCommand {
             operands: [("INPUT", "a still image or a video file")],
             options: [
                 OptionSpec("--layout", .file("FILE"), "the overlay layout (JSON: layers per face feature); required"),
-                OptionSpec("--output", aliases: ["-o"], .file("OUTPUT"), "where to write the result (.png, .jpg, or a video: .mp4, .avi, .mkv); required"),
+                OptionSpec(
+                    "--output", aliases: ["-o"], .file("OUTPUT"),
+                    "where to write the result (.png, .jpg; a video: .mp4, .m4v, .mov, .mkv as H.264 with the input's "
+                        + "audio, .avi as Motion JPEG); required"),
                 CommonOptions.modelSpec,
                 OptionSpec("--mirrored", "the input is a mirror image (a selfie view)"),
                 OptionSpec("--benchmark", "time the renderer alone (three layers on 640x480) instead; no INPUT"),
@@ -70,14 +73,31 @@ enum OverlayCommand {
         // Stills: one x2 upsampling finds faces from about 40 px; video frames (webcam-like, large faces) are
         // searched at their own size to keep the run near real time.
         let upsample = isStill ? 1 : 0
-        // A written video is read back (OpenCV's VideoWriter reports no write errors): exit 74 if incomplete.
+        // .mp4/.m4v/.mov/.mkv: H.264 with the input's audio copied, through FFmpeg (write errors are FFmpeg's
+        // own). .avi: OpenCV's VideoWriter, which reports no write errors, so the file is read back (exit 74
+        // if incomplete).
+        var video: VideoFileWriter?
         let summary = try OverlayRun.run(
             source: source, output: output, renderer: renderer, mirrored: mirrored,
+            openVideo: { path, width, height, rate in
+                guard VideoFileWriter.handles(path: path) else { return nil }
+                let writer = try VideoFileWriter(path: path, width: width, height: height, framesPerSecond: rate,
+                                                 audioFrom: input)
+                if let note = writer.fallbackNote { printError("overlay: \(note)") }
+                video = writer
+                return writer
+            },
             readBack: { try VideoFileSource(path: $0) }
         ) { buffer in
             try tracker.detectAll(buffer, upsample: upsample)
         }
-        printError("overlay: \(summary.frames) frame(s), \(summary.faces) face(s) drawn -> \(output)")
+        var details = ""
+        if let video {
+            let codec = video.encoder == "libx264" ? "H.264 (libx264)" : video.encoder
+            let audio = video.audioStreams == 1 ? "1 audio stream" : "\(video.audioStreams) audio streams"
+            details = " (\(codec), \(audio) copied)"
+        }
+        printError("overlay: \(summary.frames) frame(s), \(summary.faces) face(s) drawn -> \(output)\(details)")
         return .ok
     }
 }
