@@ -39,6 +39,22 @@ import Testing
         #expect(r.stdout.contains("winkctl: /nonexistent/x.png: no such directory /nonexistent"))
     }
 
+    /// `overlay` on a video: progress on a terminal, its own summary line after it; nothing with --quiet.
+    @Test func overlayShowsProgressOnATerminal() throws {
+        let out = try Binaries.temporaryDirectory()
+        let layout = Binaries.repository.appendingPathComponent("Tests/OverlayTests/Resources/glasses_keep_aspect.json").path
+        let winkctl = Binaries.directory.appendingPathComponent("winkctl").path
+        let video = Binaries.fixture("video/single_face.mp4")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        p.arguments = ["-qec", "\(winkctl) overlay --layout \(layout) \(video) -o \(out.path)/o.mkv", "/dev/null"]
+        let r = try Binaries.capture(p)
+        #expect(r.stdout.contains("/72 frames ("), "\(r.stdout.suffix(300))")
+        #expect(r.stdout.contains("\r\u{1B}[Koverlay: 72 frame(s), 72 face(s) drawn -> "), "\(r.stdout.suffix(300))")
+        let quiet = try Binaries.run("winkctl", ["overlay", "--layout", layout, video, "-o", out.path + "/q.mkv", "--quiet"])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+    }
+
     @Test func evaluateEndsWithTheClipsAndTheTotal() throws {
         let r = try Binaries.run("winkctl", ["evaluate", Binaries.fixture("labels/single_face_wink_left.labels.json")])
         #expect(r.status == 0)

@@ -24,6 +24,7 @@ enum OverlayCommand {
                 OptionSpec("--mirrored", "the input is a mirror image (a selfie view)"),
                 OptionSpec("--benchmark", "time the renderer alone (three layers on 640x480) instead; no INPUT"),
                 OptionSpec("--frames", .text("N"), "frames for --benchmark, 10...1000000", default: "2000"),
+                .quiet,
             ]),
         run: run)
 
@@ -42,6 +43,7 @@ enum OverlayCommand {
         let output = try args.option("-o") ?? args.option("--output")
         let model = try args.option("--model")
         let mirrored = args.flag("--mirrored")
+        let quiet = args.flag("--quiet")
         let input = args.positional()
         try args.finish()
         guard let layoutPath else {
@@ -62,7 +64,7 @@ enum OverlayCommand {
         let renderer = try OverlayRenderer(layout: try OverlayLayout.load(path: layoutPath))
         let source = try openMediaFile(path: input)
         defer { source.close() }
-        let isStill = source is StillImageSource
+        let isStill = source.isStill
         if kind == .image && !isStill {
             throw UsageError("overlay: \(input) is a video; give OUTPUT a video extension (.mp4, .avi, ...)")
         }
@@ -77,6 +79,8 @@ enum OverlayCommand {
         // own). .avi: OpenCV's VideoWriter, which reports no write errors, so the file is read back (exit 74
         // if incomplete).
         var video: VideoFileWriter?
+        let progress = RunProgress(command: "overlay", quiet: quiet)
+        progress.begin(input, expectedFrames: source.expectedFrameCount)
         let summary = try OverlayRun.run(
             source: source, output: output, renderer: renderer, mirrored: mirrored,
             openVideo: { path, width, height, rate in
@@ -89,15 +93,18 @@ enum OverlayCommand {
             },
             readBack: { try VideoFileSource(path: $0) }
         ) { buffer in
-            try tracker.detectAll(buffer, upsample: upsample)
+            let faces = try tracker.detectAll(buffer, upsample: upsample)
+            progress.frame(face: !faces.isEmpty, events: 0)
+            return faces
         }
+        progress.clear()
         var details = ""
         if let video {
             let codec = video.encoder == "libx264" ? "H.264 (libx264)" : video.encoder
             let audio = video.audioStreams == 1 ? "1 audio stream" : "\(video.audioStreams) audio streams"
             details = " (\(codec), \(audio) copied)"
         }
-        printError("overlay: \(summary.frames) frame(s), \(summary.faces) face(s) drawn -> \(output)\(details)")
+        if !quiet { printError("overlay: \(summary.frames) frame(s), \(summary.faces) face(s) drawn -> \(output)\(details)") }
         return .ok
     }
 }
