@@ -65,18 +65,23 @@ public struct CoefficientsLine: Sendable, Equatable, Codable {
     public var type: String = "coefficients"
     public var frame: Int
     public var time: Double
+    /// ARKit blend-shape coefficients by name, each in 0...1 (3 decimals): only those.
     public var values: [String: Double]
+    /// The head's orientation in degrees (0.1 resolution), in its own field so that `values` holds
+    /// coefficients only: `{"yaw":..,"pitch":..,"roll":..}`, signs as `HeadPose` documents them.
+    public var headPose: HeadPose?
     public var tMonoNs: UInt64?
 
     enum CodingKeys: String, CodingKey {
-        case type, frame, time, values
+        case type, frame, time, values, headPose
         case tMonoNs = "t_mono_ns"
     }
 
-    public init(frame: Int, time: Double, values: [String: Double], tMonoNs: UInt64? = nil) {
+    public init(frame: Int, time: Double, values: [String: Double], headPose: HeadPose? = nil, tMonoNs: UInt64? = nil) {
         self.frame = frame
         self.time = time
         self.values = values
+        self.headPose = headPose
         self.tMonoNs = tMonoNs
     }
 }
@@ -135,6 +140,17 @@ public final class CoefficientsLineWriter {
         buffer.removeAll(keepingCapacity: true)
         append("{\"frame\":")
         append(integer: line.frame)
+        if let pose = line.headPose {
+            // Float to Double as JSONEncoder encodes a Float (`Double(Float)` then shortest digits would
+            // differ): through the Float's own description.
+            append(",\"headPose\":{\"pitch\":")
+            guard append(float: pose.pitch) else { return nil }
+            append(",\"roll\":")
+            guard append(float: pose.roll) else { return nil }
+            append(",\"yaw\":")
+            guard append(float: pose.yaw) else { return nil }
+            buffer.append(UInt8(ascii: "}"))
+        }
         if let t = line.tMonoNs {
             append(",\"t_mono_ns\":")
             append(unsigned: t)
@@ -206,6 +222,16 @@ public final class CoefficientsLineWriter {
     private func append(number value: Double) -> Bool {
         guard value.isFinite else { return false }
         var text = value.description  // at most 24 UTF-8 bytes: a small string, no allocation
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        text.withUTF8 { buffer.append(contentsOf: $0) }
+        return true
+    }
+
+    /// A finite `Float` as `JSONEncoder` writes it (its shortest round-trip `description`, no trailing
+    /// `.0`). False for NaN and infinities.
+    private func append(float value: Float) -> Bool {
+        guard value.isFinite else { return false }
+        var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         text.withUTF8 { buffer.append(contentsOf: $0) }
         return true

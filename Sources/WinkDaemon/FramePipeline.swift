@@ -91,16 +91,17 @@ public final class FramePipeline {
         // The same keys every frame: overwritten in place (no allocation once the last line is released).
         var values = lineValues
         lineValues = [:]
-        values.reserveCapacity(BlendShape.count + 3)
+        values.reserveCapacity(BlendShape.count)
         defer { lineValues = values }
         for shape in BlendShape.allCases {
             values[shape.rawValue] = rounded(Double(engine.coefficients[shape]), places: 3)
         }
-        values["headYaw"] = rounded(Double(engine.pose.yaw), places: 1)
-        values["headPitch"] = rounded(Double(engine.pose.pitch), places: 1)
-        values["headRoll"] = rounded(Double(engine.pose.roll), places: 1)
+        let pose = HeadPose(
+            yaw: Float(rounded(Double(engine.pose.yaw), places: 1)),
+            pitch: Float(rounded(Double(engine.pose.pitch), places: 1)),
+            roll: Float(rounded(Double(engine.pose.roll), places: 1)))
         return CoefficientsLine(
-            frame: info.index, time: rounded(info.time, places: 3), values: values,
+            frame: info.index, time: rounded(info.time, places: 3), values: values, headPose: pose,
             tMonoNs: info.monotonicNanoseconds)
     }
 }

@@ -119,3 +119,38 @@ struct ModelFileTests {
         )
     }
 }
+
+/// Issue 15 item 7: a coefficient line's `values` hold ARKit coefficients only, each in 0...1; the head
+/// pose has its own field, in degrees.
+@Suite struct CoefficientLineShapeTests {
+    static let arkitNames: Set<String> = [
+        "eyeBlinkLeft", "eyeBlinkRight", "eyeSquintLeft", "eyeSquintRight", "eyeWideLeft", "eyeWideRight",
+        "jawOpen", "mouthSmileLeft", "mouthSmileRight", "mouthFunnel", "mouthPucker", "mouthClose",
+        "browInnerUp", "browDownLeft", "browDownRight", "browOuterUpLeft", "browOuterUpRight",
+        "cheekSquintLeft", "cheekSquintRight", "mouthFrownLeft", "mouthFrownRight", "mouthLeft", "mouthRight",
+        "mouthPressLeft", "mouthPressRight", "mouthStretchLeft", "mouthStretchRight", "noseSneerLeft",
+        "noseSneerRight", "mouthDimpleLeft", "mouthDimpleRight", "mouthRollLower", "mouthRollUpper",
+        "mouthShrugLower", "mouthShrugUpper", "mouthUpperUpLeft", "mouthUpperUpRight", "mouthLowerDownLeft",
+        "mouthLowerDownRight", "cheekPuff", "jawForward", "jawLeft", "jawRight", "eyeLookUpLeft", "eyeLookUpRight",
+        "eyeLookDownLeft", "eyeLookDownRight", "eyeLookInLeft", "eyeLookInRight", "eyeLookOutLeft",
+        "eyeLookOutRight", "tongueOut",
+    ]
+
+    @Test func valuesAreCoefficientsAndThePoseIsItsOwnField() throws {
+        let r = try Binaries.run("winkctl", ["analyze", Binaries.fixture("video/single_face_wink_left.mp4"),
+                                             "--coefficients", "--quiet"])
+        #expect(r.status == 0)
+        let lines = try r.stdoutLines.compactMap { line -> [String: Any]? in
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return object?["type"] as? String == "coefficients" ? object : nil
+        }
+        #expect(lines.count == 80)
+        for line in lines {
+            let values = try #require(line["values"] as? [String: Double])
+            #expect(!values.isEmpty && values.keys.allSatisfy(Self.arkitNames.contains), "\(values.keys.sorted())")
+            #expect(values.values.allSatisfy { (0...1).contains($0) })
+            let pose = try #require(line["headPose"] as? [String: Double])
+            #expect(Set(pose.keys) == ["yaw", "pitch", "roll"] && pose.values.allSatisfy { abs($0) <= 180 })
+        }
+    }
+}

@@ -8,7 +8,7 @@ import WinkCore
 /// huge), the frame and timestamp (none, zero, the largest), and the key set (which may change).
 struct CoefficientsLineWriterTests {
 
-    static let keys = BlendShape.allCases.map(\.rawValue) + ["headYaw", "headPitch", "headRoll"]
+    static let keys = BlendShape.allCases.map(\.rawValue)
 
     func number(_ random: inout SplitMix64) -> Double {
         switch random.next() % 9 {
@@ -35,7 +35,11 @@ struct CoefficientsLineWriterTests {
             for key in keys { values[key] = number(&random) }
             let frame = [0, 1, Int(random.next() % 1_000_000), Int.max, -5][trial % 5]
             let mono: UInt64? = [nil, 0, random.next(), UInt64.max][trial % 4]
-            let line = CoefficientsLine(frame: frame, time: number(&random), values: values, tMonoNs: mono)
+            let pose: HeadPose? =
+                trial % 3 == 0
+                ? nil : HeadPose(yaw: Float(number(&random)), pitch: Float(number(&random)), roll: Float(number(&random)))
+            let line = CoefficientsLine(
+                frame: frame, time: number(&random), values: values, headPose: pose, tMonoNs: mono)
             let ours = try #require(writer.line(line), "trial \(trial)")
             let expected = Array(try encoder.line(line))
             #expect(
