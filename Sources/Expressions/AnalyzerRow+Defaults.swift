@@ -10,7 +10,11 @@ extension AnalyzerRow {
     ///   1984). A closure of a single frame counts (0.033 s at 30 fps: some people's blinks are that short),
     ///   and the reopening is taken at once (no release delay) and early (below 0.65: lids mostly up), as a
     ///   person would say the blink ended. Entering needs 0.8: the eye-state model is sure of a closed eye.
-    ///   Longer closures become `eyesClosed` instead.
+    ///   Longer closures become `eyesClosed` instead. Both re-arm at 0.4: after a closure the eyes must open
+    ///   (value below 0.4, not just below exit) before the next one counts, so lids lowered while looking
+    ///   down, whose value wanders between 0.35 and 1 for seconds, give one event rather than a train. Any
+    ///   level in 0.35-0.5 scores the same on the people set; 0.3 loses a real double blink
+    ///   (liveportrait_d9 292-298 and 305-311, whose eyes reopened only to 0.30 between them).
     /// - `winkLeft`/`winkRight`: one eye closed for at least 0.25 s while the other stays clearly open (its
     ///   closure counts twice against the wink, so lids lowered unevenly, while looking down or smirking,
     ///   are not a wink); cancelled while the other eye is closing too (`blink`/`eyesClosed` pending or
@@ -26,10 +30,10 @@ extension AnalyzerRow {
             AnalyzerRow(
                 event: EventName.blink, kind: .oneShot, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
                 enter: 0.8, exit: 0.65, minDuration: 0.03, maxDuration: 0.5, cooldown: 0.05, gate: .eyes,
-                releaseDelay: 0),
+                releaseDelay: 0, rearm: 0.4),
             AnalyzerRow(
                 event: EventName.eyesClosed, kind: .held, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
-                enter: 0.8, exit: 0.65, minDuration: 0.5, gate: .eyes, releaseDelay: 0),
+                enter: 0.8, exit: 0.65, minDuration: 0.5, gate: .eyes, releaseDelay: 0, rearm: 0.4),
             AnalyzerRow(
                 event: EventName.winkLeft, kind: .held, value: f("min(eyeBlinkLeft, 1 - 2 * eyeBlinkRight)"),
                 enter: 0.5, exit: 0.35, minDuration: 0.25, cooldown: 0.5,

@@ -39,10 +39,16 @@ public struct AnalyzerRow: Sendable, Equatable {
     /// a single noisy frame inside a held wink does not end it). Durations still end at the first frame
     /// below `exit`.
     public var releaseDelay: Double
+    /// Re-arm level (nil: none). After an expression of this row ends or is cancelled, the row starts again
+    /// only once the value has fallen below `rearm` (the eyes opened), not merely below `exit`: lids that
+    /// hover around the thresholds (lowered while looking down, half seen through tinted glasses) give one
+    /// closure, not a train of blinks. Blinks start from open eyes (Stern et al. 1984; on the people set
+    /// the eyes of back-to-back true blinks reopened to a value of 0.30 or less between them).
+    public var rearm: Float?
 
     public init(event: String, kind: Kind = .held, value: Formula, enter: Float, exit: Float,
                 minDuration: Double = 0, maxDuration: Double? = nil, cooldown: Double = 0,
-                suppressedBy: [String] = [], gate: Gate = .none, releaseDelay: Double = 0) {
+                suppressedBy: [String] = [], gate: Gate = .none, releaseDelay: Double = 0, rearm: Float? = nil) {
         self.event = event
         self.kind = kind
         self.value = value
@@ -54,6 +60,7 @@ public struct AnalyzerRow: Sendable, Equatable {
         self.suppressedBy = suppressedBy
         self.gate = gate
         self.releaseDelay = releaseDelay
+        self.rearm = rearm
     }
 
     /// Problems with the row, one line each naming the field (empty when valid).
@@ -70,6 +77,9 @@ public struct AnalyzerRow: Sendable, Equatable {
         }
         if !(cooldown >= 0) { problems.append("\(p): cooldown: expected seconds >= 0, got \(cooldown)") }
         if !(releaseDelay >= 0) { problems.append("\(p): releaseDelay: expected seconds >= 0, got \(releaseDelay)") }
+        if let r = rearm, !(0...exit).contains(r) {
+            problems.append("\(p): rearm: expected a number in 0...exit (\(exit)), got \(r)")
+        }
         if kind == .oneShot && maxDuration == nil {
             problems.append("\(p): maxDuration: a oneShot row needs one")
         }
@@ -80,10 +90,10 @@ public struct AnalyzerRow: Sendable, Equatable {
 extension AnalyzerRow: Codable {
     /// The keys a row may have in a configuration file.
     public static let keys: Set<String> = ["event", "kind", "value", "enter", "exit", "minDuration", "maxDuration",
-                                           "cooldown", "suppressedBy", "gate", "releaseDelay"]
+                                           "cooldown", "suppressedBy", "gate", "releaseDelay", "rearm"]
 
     enum CodingKeys: String, CodingKey {
-        case event, kind, value, enter, exit, minDuration, maxDuration, cooldown, suppressedBy, gate, releaseDelay
+        case event, kind, value, enter, exit, minDuration, maxDuration, cooldown, suppressedBy, gate, releaseDelay, rearm
     }
 
     public init(from decoder: Decoder) throws {
@@ -104,6 +114,7 @@ extension AnalyzerRow: Codable {
         suppressedBy = try c.decodeIfPresent([String].self, forKey: .suppressedBy) ?? []
         gate = try c.decodeIfPresent(Gate.self, forKey: .gate) ?? .none
         releaseDelay = try c.decodeIfPresent(Double.self, forKey: .releaseDelay) ?? 0
+        rearm = try c.decodeIfPresent(Float.self, forKey: .rearm)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -119,5 +130,6 @@ extension AnalyzerRow: Codable {
         try c.encode(suppressedBy, forKey: .suppressedBy)
         try c.encode(gate, forKey: .gate)
         try c.encode(releaseDelay, forKey: .releaseDelay)
+        try c.encodeIfPresent(rearm, forKey: .rearm)
     }
 }

@@ -57,6 +57,8 @@ public final class AnalyzerTable {
         var overlong = false
         /// When the value first dropped below `exit` in the current run (nil while it is up).
         var releaseTime: Double?
+        /// Whether the row may start (always, without `AnalyzerRow.rearm`; else once the value fell below it).
+        var armed = true
     }
 
     /// Which gates are open in this frame.
@@ -117,7 +119,7 @@ public final class AnalyzerTable {
             }
             switch s.phase {
             case .idle:
-                if allowed, !suppressed, v >= row.enter, t >= s.cooldownUntil {
+                if allowed, !suppressed, s.armed, v >= row.enter, t >= s.cooldownUntil {
                     s.phase = .pending
                     s.onsetTime = t
                     s.overlong = false
@@ -168,8 +170,13 @@ public final class AnalyzerTable {
             }
             if s.phase == .idle || s.phase == .latched {
                 s.releaseTime = nil
-                if states[i].phase == .pending || states[i].phase == .active { s.settledAt = t }
+                if states[i].phase == .pending || states[i].phase == .active {
+                    s.settledAt = t
+                    if row.rearm != nil { s.armed = false }
+                }
             }
+            // The frame of the release counts: a blink that reopens straight to open eyes re-arms at once.
+            if let r = row.rearm, s.phase == .idle, v < r { s.armed = true }
             states[i] = s
             let running = s.phase == .pending || s.phase == .active
             traces[i] = RowTrace()

@@ -158,6 +158,7 @@ public struct ConfigurationReport: Sendable {
         "analyzers.maxDuration": "seconds",
         "analyzers.cooldown": "seconds",
         "analyzers.releaseDelay": "seconds",
+        "analyzers.rearm": "coefficient, 0...exit",
         "analyzers.gate": "eyes, mouth or none",
         "analyzers.suppressedBy": "event names",
     ]

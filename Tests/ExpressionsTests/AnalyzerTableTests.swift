@@ -169,6 +169,29 @@ struct AnalyzerTableTests {
         #expect(strict.summary == ["winkLeft:began@9"], "without the delay the dip restarts the wait")
     }
 
+    @Test func rearmTurnsHoveringLidsIntoOneBlinkNotATrain() {
+        // Lids lowered while looking down: the value wanders between exit and enter without the eyes opening.
+        let both = try! Formula(parsing: "min(eyeBlinkLeft, eyeBlinkRight)")
+        func blinks(rearm: Float?) -> [String] {
+            var s = Script([AnalyzerRow(event: "blink", kind: .oneShot, value: both, enter: 0.8, exit: 0.65,
+                                        minDuration: 0.03, maxDuration: 0.5, rearm: rearm)])
+            for v: Float in [0.0, 0.9, 0.9, 0.55, 0.9, 0.9, 0.5, 0.85, 0.6, 0.2, 0.9, 0.9, 0.1] {
+                s.feed([(.eyeBlinkLeft, v), (.eyeBlinkRight, v)])
+            }
+            return s.summary
+        }
+        #expect(blinks(rearm: nil) == ["blink:occurred@3", "blink:occurred@6", "blink:occurred@8", "blink:occurred@12"])
+        // Re-armed only by the open eyes at frame 9 (0.2 < 0.4): the first closure and the real blink after it.
+        #expect(blinks(rearm: 0.4) == ["blink:occurred@3", "blink:occurred@12"])
+        // A blink reopening straight to open eyes re-arms on the frame of its release: back-to-back blinks count.
+        var s = Script([AnalyzerRow(event: "blink", kind: .oneShot, value: both, enter: 0.8, exit: 0.65,
+                                    minDuration: 0.03, maxDuration: 0.5, rearm: 0.4)])
+        for v: Float in [0.9, 0.9, 0.3, 0.9, 0.9, 0.3] { s.feed([(.eyeBlinkLeft, v), (.eyeBlinkRight, v)]) }
+        #expect(s.summary == ["blink:occurred@2", "blink:occurred@5"])
+        let bad = AnalyzerRow(event: "x", value: both, enter: 0.8, exit: 0.65, rearm: 0.7)
+        #expect(bad.validate().count == 1)
+    }
+
     @Test func defaultTableIsValid() {
         for row in AnalyzerRow.defaultTable { #expect(row.validate().isEmpty) }
         let bad = AnalyzerRow(event: "x", value: jaw, enter: 0.3, exit: 0.5, minDuration: 1, maxDuration: 0.5)
