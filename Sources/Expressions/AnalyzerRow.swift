@@ -93,7 +93,8 @@ extension AnalyzerRow: Codable {
                                            "cooldown", "suppressedBy", "gate", "releaseDelay", "rearm"]
 
     enum CodingKeys: String, CodingKey {
-        case event, kind, value, enter, exit, minDuration, maxDuration, cooldown, suppressedBy, gate, releaseDelay, rearm
+        case event, kind, value, enter, exit, minDuration, maxDuration, cooldown, suppressedBy, gate, releaseDelay,
+            rearm
     }
 
     public init(from decoder: Decoder) throws {
