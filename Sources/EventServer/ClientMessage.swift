@@ -4,8 +4,10 @@ import Foundation
 public enum ClientMessage: Equatable, Sendable {
     /// `{"type":"subscribe","id":1,"events":["winkLeft"],"coefficients":false}`: from now on, send only
     /// these events, and coefficient lines if `coefficients` is true. `id` (optional) is echoed in the
-    /// reply. `events` is required; an empty list subscribes to no events.
-    case subscribe(id: Int?, events: [String], coefficients: Bool)
+    /// reply. `events` is required; an empty list subscribes to no events. `"analyzers":true` (optional,
+    /// default false) also asks for the analyzer table's `analyzers` line and a `rows` line per frame
+    /// (`AnalyzersLine`, `RowsLine`).
+    case subscribe(id: Int?, events: [String], coefficients: Bool, analyzers: Bool = false)
 
     /// Parses one line (without its newline).
     ///
@@ -53,7 +55,14 @@ public enum ClientMessage: Equatable, Sendable {
                 }
                 coefficients = flag
             }
-            return .subscribe(id: id, events: events, coefficients: coefficients)
+            var analyzers = false
+            if let raw = fields["analyzers"], raw != .null {
+                guard case .bool(let flag) = raw else {
+                    throw ProtocolError(.badRequest, id: id, "'analyzers' must be true or false")
+                }
+                analyzers = flag
+            }
+            return .subscribe(id: id, events: events, coefficients: coefficients, analyzers: analyzers)
         default:
             throw ProtocolError(.unknownType, id: id, "unknown request type '\(type.prefix(64))'")
         }

@@ -1,17 +1,21 @@
 /// What one client has asked to receive. A value type with no I/O.
 ///
-/// A new client receives every event line and no coefficient lines; a `subscribe` replaces both choices.
+/// A new client receives every event line and no coefficient or rows lines; a `subscribe` replaces all three
+/// choices.
 /// Status, heartbeat, dropped, bye and reply lines go to every client regardless.
 public struct Subscription: Equatable, Sendable {
     /// The event names to send; `nil` means all of them.
     public var events: Set<String>?
     /// Whether `coefficients` lines are sent.
     public var coefficients: Bool
+    /// Whether the `analyzers` line and per-frame `rows` lines are sent.
+    public var analyzers: Bool
 
-    /// Every event, no coefficients: what a client gets before it subscribes.
-    public init(events: Set<String>? = nil, coefficients: Bool = false) {
+    /// Every event, no coefficients, no rows: what a client gets before it subscribes.
+    public init(events: Set<String>? = nil, coefficients: Bool = false, analyzers: Bool = false) {
         self.events = events
         self.coefficients = coefficients
+        self.analyzers = analyzers
     }
 
     /// Whether an event line for `name` goes to this client.
@@ -23,13 +27,14 @@ public struct Subscription: Equatable, Sendable {
     ///   left unchanged.
     public mutating func apply(_ message: ClientMessage, knownEvents: Set<String>) throws -> OKLine {
         switch message {
-        case .subscribe(let id, let names, let withCoefficients):
+        case .subscribe(let id, let names, let withCoefficients, let withAnalyzers):
             if let unknown = names.first(where: { !knownEvents.contains($0) }) {
                 throw ProtocolError(.unknownEvent, id: id,
                                     "unknown event '\(unknown.prefix(64))'; known: \(knownEvents.sorted().joined(separator: ","))")
             }
             events = Set(names)
             coefficients = withCoefficients
+            analyzers = withAnalyzers
             return OKLine(id: id)
         }
     }

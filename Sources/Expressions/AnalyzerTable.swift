@@ -6,8 +6,14 @@ import WinkCore
 /// is lost (active held rows end; every row returns to idle). Not thread-safe.
 public final class AnalyzerTable {
     public let rows: [AnalyzerRow]
-    private var states: [RowState]
-    private let suppressors: [[Int]]
+    /// Each row's value (its formula on the coefficients) at the last `step`, in `rows` order; 0 after
+    /// `reset` and before the first step. Overwritten in place every step (no allocation).
+    public private(set) var values: [Float]
+    var states: [RowState]
+    let suppressors: [[Int]]
+    /// The last step's frame time (seconds) and gates, for `state(ofRow:)`.
+    private(set) var lastTime: Double = 0
+    private(set) var lastGates = Gates.open
 
     enum Phase: Equatable {
         case idle
@@ -52,6 +58,7 @@ public final class AnalyzerTable {
     public init(rows: [AnalyzerRow]) {
         self.rows = rows
         states = Array(repeating: RowState(), count: rows.count)
+        values = Array(repeating: 0, count: rows.count)
         suppressors = rows.map { row in row.suppressedBy.compactMap { name in rows.firstIndex { $0.event == name } } }
     }
 
@@ -62,6 +69,8 @@ public final class AnalyzerTable {
     public func step(frame: FrameInfo, coefficients: BlendShapeCoefficients, gates: Gates = .open,
                      instant: Bool = false, into events: inout [ExpressionEvent]) {
         let t = frame.time
+        lastTime = t
+        lastGates = gates
         for i in rows.indices {
             var row = rows[i]
             if instant {
@@ -69,6 +78,7 @@ public final class AnalyzerTable {
                 row.minDuration = 0
             }
             let v = row.value.evaluate(coefficients)
+            values[i] = v
             var s = states[i]
             let allowed = gates.allows(row.gate)
             // A suppressing row under way, or settled less than this row's cooldown ago: a wink cannot be
@@ -167,6 +177,7 @@ public final class AnalyzerTable {
                     tMonoNs: frame.monotonicNanoseconds))
             }
             states[i] = RowState()
+            values[i] = 0
         }
     }
 }
