@@ -16,6 +16,7 @@ public enum WinkctlMain {
         ("cameras", CamerasCommand.command),
         ("input", InputCommand.command),
         ("events", EventsCommand.command),
+        ("monitor", MonitorCommand.command),
         ("overlay", OverlayCommand.command),
         ("calibrate", CalibrateCommand.command),
         ("bench", BenchCommand.command),
