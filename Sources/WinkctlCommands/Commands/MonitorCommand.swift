@@ -51,6 +51,11 @@ enum MonitorCommand {
         }
         defer { sources.forEach { $0.cancel() } }
 
+        // ncurses learns of resizes from SIGWINCH: make sure a parent did not leave it blocked.
+        var winch = sigset_t()
+        sigemptyset(&winch)
+        sigaddset(&winch, SIGWINCH)
+        pthread_sigmask(SIG_UNBLOCK, &winch, nil)
         let terminal = try Terminal()
         defer { terminal.stop() }
         let reader = Thread { read(client, into: shared) }
