@@ -124,7 +124,11 @@ final class TmuxPane {
         let quoted = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
         let status = tmux(["-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "\(columns)", "-y", "\(rows)", quoted])
         guard status == 0 else { throw TmuxError(status: status) }
+        processes = format("#{pid} #{pane_pid}").split(separator: " ").compactMap { pid_t($0) }
     }
+
+    /// The tmux server's and the pane's process ids, for `kill()`.
+    private var processes: [pid_t] = []
 
     deinit { try? FileManager.default.removeItem(atPath: output) }
 
@@ -143,7 +147,15 @@ final class TmuxPane {
 
     func resize(columns: Int, rows: Int) { tmux(["resize-window", "-t", "t", "-x", "\(columns)", "-y", "\(rows)"]) }
 
-    func kill() { tmux(["kill-server"]) }
+    /// Ends the session: `kill-server`, then SIGKILL to the server and the pane's process group, which
+    /// `kill-server` has been seen to leave behind on a busy machine.
+    func kill() {
+        tmux(["kill-server"])
+        if processes.count == 2 {
+            Glibc.kill(-processes[1], SIGKILL)
+            Glibc.kill(processes[0], SIGKILL)
+        }
+    }
 
     private func read(_ arguments: [String]) -> String {
         guard tmux(arguments, stdout: output) == 0, let data = FileManager.default.contents(atPath: output) else { return "" }
