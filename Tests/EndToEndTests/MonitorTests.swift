@@ -83,6 +83,17 @@ struct MonitorTests {
         s.pane.resize(columns: 100, rows: 30)
         #expect(Wait.until { s.pane.screen().split(separator: "\n").first?.count == 100 },
                 "\(s.pane.format("#{window_width}x#{window_height}")): \(s.pane.screen())")
+        // p freezes the display (the frame number stops), c empties the event list, p again goes on.
+        s.pane.send("p")
+        #expect(Wait.until { s.pane.screen().contains("PAUSED") }, "\(s.pane.screen())")
+        let frozen = s.pane.screen()
+        usleep(300_000)  // about 9 frames: nothing may change meanwhile
+        #expect(s.pane.screen() == frozen, "the display moved while paused")
+        s.pane.send("c")
+        #expect(Wait.until { !s.pane.screen().contains("winkLeft began") && !s.pane.screen().contains("faceFound") },
+                "\(s.pane.screen())")
+        s.pane.send("p")
+        #expect(Wait.until { !s.pane.screen().contains("PAUSED") && s.pane.screen() != frozen })
         s.pane.send("q")
         s.expectEnded(withStatus: 0)
     }

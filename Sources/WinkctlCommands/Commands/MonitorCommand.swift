@@ -89,6 +89,7 @@ enum MonitorCommand {
     private static func loop(_ terminal: Terminal, _ shared: SharedMonitor) -> Outcome {
         var paused = false
         var frozen: MonitorState?
+        var frozenAt: Double?  // the paused screen's clock (fps, flashes) stands still too
         var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: shared.wakeRead, events: Int16(POLLIN), revents: 0)]
         while true {
@@ -102,6 +103,7 @@ enum MonitorCommand {
                 case .character(UInt8(ascii: "p")), .character(UInt8(ascii: "P")):
                     paused.toggle()
                     frozen = paused ? shared.snapshot() : nil
+                    frozenAt = paused ? seconds() : nil
                 case .character(UInt8(ascii: "c")), .character(UInt8(ascii: "C")):
                     shared.update { $0.clearEvents() }
                     frozen?.clearEvents()
@@ -114,7 +116,7 @@ enum MonitorCommand {
             if let ending = shared.snapshot().ending { return .ended(ending) }
             let size = terminal.size
             terminal.draw(MonitorScreen.layout(state, rows: size.rows, columns: size.columns,
-                                               now: seconds(), paused: paused))
+                                               now: frozenAt ?? seconds(), paused: paused))
         }
     }
 
