@@ -10,54 +10,15 @@ public let analyzersLineVersion = 1
 /// Sent only to clients that subscribed with `"analyzers":true`: once, right after the subscribe's `ok`,
 /// and again to each of them when a SIGHUP reload put a new table in use (before that table's first
 /// `rows` line). Opt-in, so protocol-1 clients see no new line.
-public struct AnalyzersLine: Codable, Sendable, Equatable {
+///
+/// `Row` is the row as the configuration file writes it (the daemon and `winkctl monitor` use
+/// `AnalyzerRow`, whose coding is that format); the server only encodes and forwards it.
+public struct AnalyzersLine<Row: Codable & Sendable & Equatable>: Codable, Sendable, Equatable {
     public var type = "analyzers"
     /// `analyzersLineVersion` of the sender.
     public var version = analyzersLineVersion
     /// The rows in table order (the order of every `rows` line's `rows`).
     public var rows: [Row]
-
-    /// One analyzer row's settings, as in the configuration file's `analyzers` list (README, "Configuration").
-    public struct Row: Codable, Sendable, Equatable {
-        /// The event name the row emits.
-        public var event: String
-        /// `held` (began/ended) or `oneShot` (occurred on release).
-        public var kind: String
-        /// The row's value formula, as text (`min(eyeBlinkLeft, 1 - 2 * eyeBlinkRight)`).
-        public var value: String
-        /// The value (0...1) at which the expression starts.
-        public var enter: Double
-        /// The value (0...1) below which it ends (hysteresis: at most `enter`).
-        public var exit: Double
-        /// Seconds the value must stay up before `began` (held) or for the occurrence to count (oneShot).
-        public var minDuration: Double
-        /// Seconds after which a held expression is ended, or a oneShot one no longer counts; nil: none.
-        public var maxDuration: Double?
-        /// Seconds the value must stay below `exit` before the expression counts as released.
-        public var releaseDelay: Double
-        /// Seconds after an end during which the row cannot start again.
-        public var cooldown: Double
-        /// Rows whose being under way (or having ended less than `cooldown` ago) keeps this one from starting.
-        public var suppressedBy: [String]
-        /// The face-quality gate the row needs: `eyes`, `mouth` or `none`.
-        public var gate: String
-
-        public init(event: String, kind: String, value: String, enter: Double, exit: Double, minDuration: Double,
-                    maxDuration: Double?, releaseDelay: Double, cooldown: Double, suppressedBy: [String],
-                    gate: String) {
-            self.event = event
-            self.kind = kind
-            self.value = value
-            self.enter = enter
-            self.exit = exit
-            self.minDuration = minDuration
-            self.maxDuration = maxDuration
-            self.releaseDelay = releaseDelay
-            self.cooldown = cooldown
-            self.suppressedBy = suppressedBy
-            self.gate = gate
-        }
-    }
 
     public init(rows: [Row]) { self.rows = rows }
 }

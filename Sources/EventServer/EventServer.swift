@@ -685,7 +685,7 @@ extension EventServer {
     /// reload, before the new table's first `rows` line). Thread-safe.
     /// - Throws: `EventServerError` `.tooManyEvents` when the line would be over 8 KiB (a table of about
     ///   30 rows or more); the previous description then stays.
-    public func announce(analyzers: AnalyzersLine) throws {
+    public func announce<Row>(analyzers: AnalyzersLine<Row>) throws {
         let data = try LineEncoder().line(analyzers)
         guard data.count <= LineSplitter.protocolLimit + 1 else {
             throw EventServerError(.tooManyEvents, subject: "analyzer table",

@@ -242,7 +242,7 @@ public final class Daemon: SessionHost, @unchecked Sendable {
     /// line limit (about 30 rows or more) is not described, with a warning; events flow as ever.
     static func describeTable(_ rows: [AnalyzerRow], to server: EventServer,
                               log: (EventServer.LogLevel, String) -> Void) {
-        do { try server.announce(analyzers: AnalyzersLine(describing: rows)) } catch {
+        do { try server.announce(analyzers: AnalyzersLine(rows: rows)) } catch {
             log(.warning, "\(describeError(error)); winkctl monitor cannot show this table")
         }
     }

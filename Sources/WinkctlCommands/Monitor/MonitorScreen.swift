@@ -1,4 +1,5 @@
 import EventServer
+import Expressions
 import Foundation
 import WinkCore
 
@@ -67,10 +68,10 @@ enum MonitorScreen {
             let value = live?.value ?? 0
             let flashing = (state.flashes[row.event] ?? 0) > now
             let (status, style) = describe(live, row)
-            let bar = thresholdBar(value: value, enter: row.enter, exit: row.exit, width: barWidth)
+            let bar = thresholdBar(value: value, enter: Double(row.enter), exit: Double(row.exit), width: barWidth)
             let text = (flashing ? "*" : " ") + pad(String(row.event.prefix(nameWidth)), to: nameWidth)
                 + String(format: " %4.2f [", value) + bar + "] "
-                + String(format: "%4.2f/%4.2f ", row.enter, row.exit) + status
+                + String(format: "%4.2f/%4.2f ", Double(row.enter), Double(row.exit)) + status
             put(line, 0, text, flashing ? .flash : style)
             line += 1
         }
@@ -113,13 +114,13 @@ enum MonitorScreen {
     }
 
     /// A row's state as text (`pending 0.10/0.25s`, `suppressed by blink`...) and its style.
-    static func describe(_ live: RowsLine.Row?, _ row: AnalyzersLine.Row) -> (String, Style) {
+    static func describe(_ live: RowsLine.Row?, _ row: AnalyzerRow) -> (String, Style) {
         guard let live else { return ("-", .dim) }
         switch live.state {
         case "idle": return ("idle", .plain)
         case "pending":
             let held = live.held ?? 0
-            return (row.kind == "held" ? String(format: "pending %.2f/%.2fs", held, row.minDuration)
+            return (row.kind == .held ? String(format: "pending %.2f/%.2fs", held, row.minDuration)
                         : String(format: "pending %.2fs", held), .pending)
         case "active": return (String(format: "active %.2fs", live.held ?? 0), .active)
         case "latched": return ("latched: wait < exit", .dim)

@@ -1,4 +1,5 @@
 import EventServer
+import Expressions
 import Foundation
 
 /// What `winkctl monitor` knows about the daemon, built from the socket's lines: the analyzer table, each
@@ -36,7 +37,7 @@ struct MonitorState {
     /// Clients connected, from an answer to a `status` request (a daemon that answers them).
     var clients: Int?
     /// The analyzer table (`analyzers` line), in table order.
-    var table: [AnalyzersLine.Row] = []
+    var table: [AnalyzerRow] = []
     /// The last `rows` line's rows, by event name.
     var rows: [String: RowsLine.Row] = [:]
     /// Whether a face is present, from the last `rows` line (nil before the first).
@@ -124,7 +125,7 @@ struct MonitorState {
             if events.count > Self.eventCapacity { events.removeLast() }
             if e.phase == "began" || e.phase == "occurred" { flashes[e.event] = now + Self.flashSeconds }
         case "analyzers":
-            guard let line = try? Self.decoder.decode(AnalyzersLine.self, from: data) else { return false }
+            guard let line = try? Self.decoder.decode(AnalyzersLine<AnalyzerRow>.self, from: data) else { return false }
             table = line.rows
             rows = rows.filter { name, _ in line.rows.contains { $0.event == name } }
         case "status":

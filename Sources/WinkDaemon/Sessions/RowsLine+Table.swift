@@ -2,18 +2,6 @@ import EventServer
 import Expressions
 import WinkCore
 
-extension AnalyzersLine {
-    /// Describes `rows` (an analyzer table's, in its order) for the `analyzers` line.
-    init(describing rows: [AnalyzerRow]) {
-        self.init(rows: rows.map { row in
-            Row(event: row.event, kind: row.kind.rawValue, value: row.value.description,
-                enter: rounded(Double(row.enter), places: 3), exit: rounded(Double(row.exit), places: 3),
-                minDuration: row.minDuration, maxDuration: row.maxDuration, releaseDelay: row.releaseDelay,
-                cooldown: row.cooldown, suppressedBy: row.suppressedBy, gate: row.gate.rawValue)
-        })
-    }
-}
-
 extension RowsLine {
     /// Every row of `table` after its last step, at the frame `info`: values to 2 decimals, seconds to 3.
     /// - Parameter face: whether a face is present.
