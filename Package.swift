@@ -61,6 +61,8 @@ let package = Package(
         .target(name: "CWinkSocket", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "CEvdev", cSettings: [.unsafeFlags(["-I/usr/include/libevdev-1.0"])],
                 linkerSettings: [.linkedLibrary("evdev")]),
+        // winkctl monitor's full-screen view (Debian: libncurses-dev).
+        .target(name: "CNcurses", linkerSettings: [.linkedLibrary("ncursesw")]),
 
         // MARK: Swift modules, bottom to top
         .target(name: "WinkCore"),
@@ -77,7 +79,7 @@ let package = Package(
         // winkctl's subcommands; they share CommonOptions, Configuration and FramePipeline with winkd.
         .target(name: "WinkctlCommands",
                 dependencies: ["WinkCore", "Capture", "FaceTracking", "Expressions", "EventServer", "Overlay",
-                               "InputClient", "WinkDaemon"]),
+                               "InputClient", "WinkDaemon", "CNcurses"]),
         .executableTarget(name: "winkctl", dependencies: ["WinkctlCommands"]),
         // Fuzz targets: corpus replay drivers in a normal build, libFuzzer targets with
         // `-Xswiftc -sanitize=fuzzer -Xswiftc -DWINK_FUZZ` (README, "Fuzzing").

@@ -5,8 +5,9 @@ public enum ClientMessage: Equatable, Sendable {
     /// `{"type":"subscribe","id":1,"events":["winkLeft"],"coefficients":false}`: from now on, send only
     /// these events, and coefficient lines if `coefficients` is true. `id` (optional) is echoed in the
     /// reply. `events` nil (the key absent or null) means every event, as before any subscribe (SPEC.md);
-    /// an empty list subscribes to no events.
-    case subscribe(id: Int?, events: [String]?, coefficients: Bool)
+    /// an empty list subscribes to no events. `"analyzers":true` (optional, default false) also asks for
+    /// the analyzer table's `analyzers` line and a `rows` line per frame (`AnalyzersLine`, `RowsLine`).
+    case subscribe(id: Int?, events: [String]?, coefficients: Bool, analyzers: Bool = false)
     /// `{"type":"status","id":2}`: asks for the daemon's state; answered with a `status` line carrying the
     /// same `id` (`StatusLine` with `clients` and `fps`).
     case status(id: Int?)
@@ -61,7 +62,14 @@ public enum ClientMessage: Equatable, Sendable {
                 }
                 coefficients = flag
             }
-            return .subscribe(id: id, events: events, coefficients: coefficients)
+            var analyzers = false
+            if let raw = fields["analyzers"], raw != .null {
+                guard case .bool(let flag) = raw else {
+                    throw ProtocolError(.badRequest, id: id, "'analyzers' must be true or false")
+                }
+                analyzers = flag
+            }
+            return .subscribe(id: id, events: events, coefficients: coefficients, analyzers: analyzers)
         case "status":
             return .status(id: id)
         default:

@@ -132,6 +132,8 @@ public final class EventServer: @unchecked Sendable {
     private var started = false
     private var publishEncoder = LineEncoder()
     private let coefficientsWriter = CoefficientsLineWriter()
+    /// The encoded `analyzers` line (`announce(analyzers:)`); nil until announced.
+    private var analyzersLine: [UInt8]?
 
     private let finished = DispatchSemaphore(value: 0)
     private var serverThread: Thread?
@@ -252,6 +254,15 @@ public final class EventServer: @unchecked Sendable {
         guard let bytes = direct.flatMap({ $0.count <= LineSplitter.protocolLimit + 1 ? $0 : nil })
             ?? encodeForPublish(coefficients) else { return }
         enqueue(bytes) { $0.coefficients }
+    }
+
+    /// Queues a `rows` line for every client that asked for `analyzers: true`. `make` is called only when
+    /// such a client is connected (on the calling thread, outside the server's lock), so a frame costs
+    /// nothing more while nobody watches the rows.
+    public func publish(rows make: () -> RowsLine) {
+        let wanted = lock.withLock { clients.values.contains { $0.subscription.analyzers } }
+        guard wanted, let bytes = encodeForPublish(make()) else { return }
+        enqueue(bytes) { $0.analyzers }
     }
 
     /// Queues a status line for every client.
@@ -472,16 +483,23 @@ public final class EventServer: @unchecked Sendable {
     private func handle(line: [UInt8], from client: Client) {
         do {
             switch try ClientMessage.parse(line) {
-            case .subscribe(let id, let events, let coefficients):
+            case .subscribe(let id, let events, let coefficients, let analyzers):
                 let (current, known) = lock.withLock { (client.subscription, announced.known) }
                 var subscription = current
                 let ok = try subscription.apply(id: id, events: events, coefficients: coefficients,
-                                                knownEvents: known)
-                lock.withLock { client.subscription = subscription }  // written only here, on the server thread
+                                                analyzers: analyzers, knownEvents: known)
+                let okLine = try? encoder.line(ok)
+                let now = monotonicSeconds()
+                lock.lock()
+                client.subscription = subscription  // written only here, on the server thread
+                // The reply, then the table, before any line sent under the new subscription.
+                if let okLine { client.push(Array(okLine), now: now) }
+                if subscription.analyzers, let analyzersLine { client.push(analyzersLine, now: now) }
+                client.hasQueued = true
+                lock.unlock()
                 log?(.debug, "client \(client.id) subscribed to "
                      + "\(events.map { $0.isEmpty ? "no events" : $0.joined(separator: ",") } ?? "every event")"
-                     + (coefficients ? " and coefficients" : ""))
-                reply(ok, to: client)
+                     + (coefficients ? " and coefficients" : "") + (analyzers ? " and the analyzer rows" : ""))
             case .status(let id):
                 let (handler, count) = lock.withLock { (reportHandler, clients.count) }
                 let report = handler?() ?? SourceReport(state: .idle)
@@ -697,5 +715,21 @@ extension EventServer {
     public func announce(eventNames: [String]) throws {
         let fresh = try Announcement(eventNames)
         lock.withLock { announced = fresh }
+    }
+
+    /// Replaces the analyzer table described to clients that subscribe with `analyzers: true`, and sends
+    /// it at once to each such client already connected (the daemon calls it at start and after a SIGHUP
+    /// reload, before the new table's first `rows` line). Thread-safe.
+    /// - Throws: `EventServerError` `.tooManyEvents` when the line would be over 8 KiB (a table of about
+    ///   30 rows or more); the previous description then stays.
+    public func announce<Row>(analyzers: AnalyzersLine<Row>) throws {
+        let data = try LineEncoder().line(analyzers)
+        guard data.count <= LineSplitter.protocolLimit + 1 else {
+            throw EventServerError(.tooManyEvents, subject: "analyzer table",
+                                   reason: "its analyzers line is \(data.count) bytes, over the 8 KiB line limit")
+        }
+        let bytes = Array(data)
+        lock.withLock { analyzersLine = bytes }
+        enqueue(bytes) { $0.analyzers }
     }
 }

@@ -1,29 +1,34 @@
 /// What one client has asked to receive. A value type with no I/O.
 ///
-/// A new client receives every event line and no coefficient lines; a `subscribe` replaces both choices.
+/// A new client receives every event line and no coefficient or rows lines; a `subscribe` replaces all three
+/// choices.
 /// Status, heartbeat, dropped, bye and reply lines go to every client regardless.
 public struct Subscription: Equatable, Sendable {
     /// The event names to send; `nil` means all of them.
     public var events: Set<String>?
     /// Whether `coefficients` lines are sent.
     public var coefficients: Bool
+    /// Whether the `analyzers` line and per-frame `rows` lines are sent.
+    public var analyzers: Bool
 
-    /// Every event, no coefficients: what a client gets before it subscribes.
-    public init(events: Set<String>? = nil, coefficients: Bool = false) {
+    /// Every event, no coefficients, no rows: what a client gets before it subscribes.
+    public init(events: Set<String>? = nil, coefficients: Bool = false, analyzers: Bool = false) {
         self.events = events
         self.coefficients = coefficients
+        self.analyzers = analyzers
     }
 
     /// Whether an event line for `name` goes to this client.
     public func wants(event name: String) -> Bool { events?.contains(name) ?? true }
 
     /// Applies a `subscribe` request, checking event names against `knownEvents` (the server's `hello`
-    /// list). `events` nil subscribes to every event, including names announced later (a reload).
+    /// list). `events` nil subscribes to every event, including names announced later (a reload);
+    /// `analyzers` asks for the `analyzers` and `rows` lines.
     /// - Returns: the reply line for the request.
     /// - Throws: `ProtocolError` `.unknownEvent` naming every unknown event, in the request's order (each
     ///   once, cut to 64 characters; past 32 names, how many more); the subscription is then left unchanged.
     public mutating func apply(id: Int?, events names: [String]?, coefficients withCoefficients: Bool,
-                               knownEvents: Set<String>) throws -> OKLine {
+                               analyzers withAnalyzers: Bool = false, knownEvents: Set<String>) throws -> OKLine {
         if let names {
             var unknown: [String] = []
             for name in names where !knownEvents.contains(name) && !unknown.contains(name) { unknown.append(name) }
@@ -31,13 +36,15 @@ public struct Subscription: Equatable, Sendable {
                 // At most 32 names shown, so the error line stays far under the 8 KiB line limit.
                 var listed = unknown.prefix(32).map { "'\($0.prefix(64))'" }.joined(separator: ", ")
                 if unknown.count > 32 { listed += " and \(unknown.count - 32) more" }
-                throw ProtocolError(.unknownEvent, id: id,
-                                    "unknown event\(unknown.count == 1 ? "" : "s") \(listed); known: "
-                                        + knownEvents.sorted().joined(separator: ","))
+                throw ProtocolError(
+                    .unknownEvent, id: id,
+                    "unknown event\(unknown.count == 1 ? "" : "s") \(listed); known: "
+                        + knownEvents.sorted().joined(separator: ","))
             }
         }
         events = names.map(Set.init)
         coefficients = withCoefficients
+        analyzers = withAnalyzers
         return OKLine(id: id)
     }
 }

@@ -6,11 +6,17 @@ import WinkCore
 /// is lost (active held rows end; every row returns to idle). Not thread-safe.
 public final class AnalyzerTable {
     public let rows: [AnalyzerRow]
-    private var states: [RowState]
-    private let suppressors: [[Int]]
+    /// Each row's value (its formula on the coefficients) at the last `step`, in `rows` order; 0 after
+    /// `reset` and before the first step. Overwritten in place every step (no allocation).
+    public private(set) var values: [Float]
+    var states: [RowState]
+    let suppressors: [[Int]]
     /// What each row (same order as `rows`) was doing after the last `step` or `reset`, and what held it
     /// back: for explaining why an event fired or did not (`winkctl analyze --plot`).
     public private(set) var traces: [RowTrace]
+    /// The last step's frame time (seconds) and gates, for `state(ofRow:)`.
+    private(set) var lastTime: Double = 0
+    private(set) var lastGates = Gates.open
 
     /// Where a row's state machine is.
     public enum Phase: Sendable, Equatable {
@@ -85,6 +91,7 @@ public final class AnalyzerTable {
         self.rows = rows
         states = Array(repeating: RowState(), count: rows.count)
         traces = Array(repeating: RowTrace(), count: rows.count)
+        values = Array(repeating: 0, count: rows.count)
         suppressors = rows.map { row in row.suppressedBy.compactMap { name in rows.firstIndex { $0.event == name } } }
     }
 
@@ -95,6 +102,8 @@ public final class AnalyzerTable {
     public func step(frame: FrameInfo, coefficients: BlendShapeCoefficients, gates: Gates = .open,
                      instant: Bool = false, into events: inout [ExpressionEvent]) {
         let t = frame.time
+        lastTime = t
+        lastGates = gates
         for i in rows.indices {
             var row = rows[i]
             if instant {
@@ -102,6 +111,7 @@ public final class AnalyzerTable {
                 row.minDuration = 0
             }
             let v = row.value.evaluate(coefficients)
+            values[i] = v
             var s = states[i]
             let allowed = gates.allows(row.gate)
             // A suppressing row under way, or settled less than this row's cooldown ago: a wink cannot be
@@ -217,6 +227,7 @@ public final class AnalyzerTable {
             }
             states[i] = RowState()
             traces[i] = RowTrace()
+            values[i] = 0
         }
     }
 }

@@ -28,7 +28,7 @@ func fuzzOne(_ input: UnsafeRawBufferPointer) {
             case .line(let line):
                 precondition(!line.isEmpty && line.count <= 512 && !line.contains(0x0A), "bad line \(line.count)")
                 if let message = try? ClientMessage.parse(line) {
-                    if case .subscribe(_, let events, _) = message { _ = events?.count }
+                    if case .subscribe(_, let events, _, _) = message { _ = events?.count }
                 }
             case .tooLong:
                 ended = true

@@ -75,6 +75,7 @@ public final class Daemon: SessionHost, @unchecked Sendable {
                 throw Self.withSocketAdvice(error, socketPath: options.socketPath)
             }
         }
+        Self.describeTable(configuration.analyzers, to: server, log: log)
         self.server = server
         serverListening?(server)
         // Greet clients at once (hello, subscribe) while the model loads; frames wait for `run`.
@@ -237,6 +238,15 @@ public final class Daemon: SessionHost, @unchecked Sendable {
         observer?.daemonDidReload(ok: ok)
     }
 
+    /// Announces the analyzer table to clients that watch its rows (`winkctl monitor`). A table over the 8 KiB
+    /// line limit (about 30 rows or more) is not described, with a warning; events flow as ever.
+    static func describeTable(_ rows: [AnalyzerRow], to server: EventServer,
+                              log: (EventServer.LogLevel, String) -> Void) {
+        do { try server.announce(analyzers: AnalyzersLine(rows: rows)) } catch {
+            log(.warning, "\(describeError(error)); winkctl monitor cannot show this table")
+        }
+    }
+
     /// The names `hello` announces: the face's arrival and departure, then the analyzer table's events.
     static func eventNames(_ configuration: Configuration) -> [String] {
         [EventName.faceFound, EventName.faceLost] + configuration.analyzers.map(\.event)
@@ -263,6 +273,7 @@ public final class Daemon: SessionHost, @unchecked Sendable {
             let fresh = try request.load()
             let freshRenderer = try Self.loadRenderer(fresh)
             try server.announce(eventNames: Self.eventNames(fresh))  // for clients connecting from now on
+            Self.describeTable(fresh.analyzers, to: server, log: log)  // to rows watchers now
             publisher.endFace()  // the old engine ends a present face; the new one finds it again
             let (personalised, prior) = try fresh.applyingProfile()
             publisher.reconfigure(fresh, pipeline: FramePipeline(configuration: personalised, predictor: predictor,

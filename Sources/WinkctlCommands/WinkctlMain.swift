@@ -20,6 +20,7 @@ public enum WinkctlMain {
         EventsCommand.command,
         StatusCommand.command,
         ConfigCommand.command,
+        MonitorCommand.command,
         OverlayCommand.command,
         CalibrateCommand.command,
         BenchCommand.command,

@@ -114,6 +114,42 @@ struct EventServerSocketTests {
         #expect(try other.nextLine(timeout: 0.1) == nil)
     }
 
+    /// Issue 16: `"analyzers":true` gets the table right after the `ok`, again when it is re-announced, and a
+    /// `rows` line per published frame; other clients get neither, and `make` is not called for them.
+    @Test func analyzersSubscribersGetTheTableAndRowsLines() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        struct Row: Codable, Sendable, Equatable {
+            var event: String
+            var enter: Double
+        }
+        let table = AnalyzersLine(rows: [Row(event: "winkLeft", enter: 0.5)])
+        try server.announce(analyzers: table)
+        let plain = try EventClient(path: sandbox.socket)
+        try plain.subscribe(events: ["winkLeft"], coefficients: true)
+        var built = 0
+        server.publish(rows: {
+            built += 1
+            return RowsLine(frame: 0, time: 0, tMonoNs: 1, face: true, rows: [])
+        })
+        #expect(built == 0, "no rows line is built while nobody asked for rows")
+        let watcher = try EventClient(path: sandbox.socket)
+        try watcher.send(line: #"{"type":"subscribe","id":7,"events":[],"coefficients":true,"analyzers":true}"#)
+        #expect(Self.type(try watcher.nextLine(timeout: 2)) == "ok")
+        let line = try #require(try watcher.nextLine(timeout: 2))
+        #expect(try JSONDecoder().decode(AnalyzersLine<Row>.self, from: Data(line.utf8)) == table)
+        let rows = RowsLine(frame: 4, time: 0.133, tMonoNs: 99, face: true,
+                            rows: [RowsLine.Row(event: "winkLeft", value: 0.62, state: "pending", held: 0.1)])
+        server.publish(rows: { rows })
+        let received = try #require(try watcher.nextLine(timeout: 2))
+        #expect(try JSONDecoder().decode(RowsLine.self, from: Data(received.utf8)) == rows)
+        #expect(received.contains(#""t_mono_ns":99"#))
+        try server.announce(analyzers: AnalyzersLine<Row>(rows: []))
+        #expect(Self.type(try watcher.nextLine(timeout: 2)) == "analyzers")
+        #expect(try plain.nextLine(timeout: 0.1) == nil, "a protocol-1 client sees no new line")
+    }
+
     @Test func rawSubscribeGetsOKWithItsID() throws {
         let sandbox = Sandbox()
         let server = try makeServer(sandbox)

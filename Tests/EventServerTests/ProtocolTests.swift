@@ -77,6 +77,18 @@ struct ClientMessageTests {
         #expect(try parse(#"{"type":"status"}"#) == .status(id: nil))
     }
 
+    /// `"analyzers":true` (issue 16) is optional, false by default, and must be a boolean.
+    @Test func parsesTheAnalyzersOptInAndAppliesIt() throws {
+        #expect(try parse(#"{"type":"subscribe","events":[],"coefficients":true,"analyzers":true}"#)
+            == .subscribe(id: nil, events: [], coefficients: true, analyzers: true))
+        #expect(try parse(#"{"type":"subscribe","events":[]}"#) == .subscribe(id: nil, events: [], coefficients: false, analyzers: false))
+        #expect(code(#"{"type":"subscribe","id":3,"events":[],"analyzers":"yes"}"#) == (.badRequest, 3))
+        var s = Subscription()
+        #expect(!s.analyzers)
+        _ = try s.apply(id: nil, events: [], coefficients: false, analyzers: true, knownEvents: [])
+        #expect(s.analyzers)
+    }
+
     @Test func malformedJSONIsBadJSON() {
         #expect(code("{\"type\":").0 == .badJSON)
         #expect(code("[1,2]").0 == .badJSON)

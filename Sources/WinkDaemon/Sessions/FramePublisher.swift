@@ -1,5 +1,6 @@
 import Capture
 import EventServer
+import Expressions
 import FaceTracking
 import Foundation
 import Overlay
@@ -69,7 +70,8 @@ final class FramePublisher: @unchecked Sendable {
             + "\(status.message.map { ": \($0)" } ?? "")")
     }
 
-    /// Processes one frame and sends what it gave: the coefficient line, the events, the overlaid frame;
+    /// Processes one frame and sends what it gave: the coefficient line, the rows line (only built while a
+    /// client asked for rows), the events, the overlaid frame;
     /// then ends the frame (`FramePipeline.completeFrame()`), once its lines are out.
     /// - Parameter still: the frame is a still image, one instant.
     /// - Returns: whether the frame could show a face (dark and blank frames are skipped).
@@ -85,6 +87,8 @@ final class FramePublisher: @unchecked Sendable {
         }
         let outcome = try pipeline.process(buffer, info: info, still: still)
         if let line = outcome.coefficients { server.publish(coefficients: line) }
+        let engine = pipeline.engine
+        server.publish(rows: { RowsLine(table: engine.table, info: info, face: engine.facePresent) })
         send(outcome.events)
         writeOverlay(buffer, face: outcome.face)
         try pipeline.completeFrame()
