@@ -53,7 +53,8 @@ public enum ClientMessage: Equatable, Sendable {
                     return name
                 }
             default:
-                throw ProtocolError(.badRequest, id: id, "'events' must be a list of event names (or absent: every event)")
+                throw ProtocolError(
+                    .badRequest, id: id, "'events' must be a list of event names (or absent: every event)")
             }
             var coefficients = false
             if let raw = fields["coefficients"], raw != .null {
@@ -80,18 +81,31 @@ public enum ClientMessage: Equatable, Sendable {
 
 /// Any JSON value, decoded strictly: `true` is never an integer and `1.5` never an `Int`.
 enum JSONValue: Decodable, Equatable {
-    case null, bool(Bool), integer(Int), number(Double), string(String), array([JSONValue])
+    case null
+    case bool(Bool)
+    case integer(Int)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
     case object([String: JSONValue])
 
     init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Int.self) { self = .integer(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
     }
 }
 

@@ -45,9 +45,11 @@ public struct TimelinePlot: Sendable {
         /// Spans in which the row was blocked, with the cause.
         public var blocked: [Note] = []
 
-        public init(title: String, subtitle: String = "", values: [Float], enter: Float? = nil, exit: Float? = nil,
-                    active: [ClosedRange<Double>] = [], pending: [ClosedRange<Double>] = [],
-                    release: [ClosedRange<Double>] = [], cooldown: [ClosedRange<Double>] = [], blocked: [Note] = []) {
+        public init(
+            title: String, subtitle: String = "", values: [Float], enter: Float? = nil, exit: Float? = nil,
+            active: [ClosedRange<Double>] = [], pending: [ClosedRange<Double>] = [],
+            release: [ClosedRange<Double>] = [], cooldown: [ClosedRange<Double>] = [], blocked: [Note] = []
+        ) {
             self.title = title
             self.subtitle = subtitle
             self.values = values
@@ -131,15 +133,19 @@ public struct TimelinePlot: Sendable {
 
     /// The legend, in two rows: what the lanes draw, then what explains an event (and the face markers).
     public static let legend: [[LegendEntry]] = [
-        [.init(name: "value", colour: Colour.value), .init(name: "enter", colour: Colour.enter),
-         .init(name: "exit", colour: Colour.exit), .init(name: "began", colour: Colour.began),
-         .init(name: "ended", colour: Colour.ended), .init(name: "occurred", colour: Colour.occurred),
-         .init(name: "active", colour: Colour.active)],
-        [.init(name: "pending (minDuration)", colour: Colour.pending),
-         .init(name: "releaseDelay", colour: Colour.release), .init(name: "cooldown", colour: Colour.cooldown),
-         .init(name: "blocked (suppressedBy, cooldown, gate)", colour: Colour.blocked),
-         .init(name: "faceFound", colour: Colour.faceFound), .init(name: "faceLost", colour: Colour.faceLost),
-         .init(name: "no face", colour: Colour.noFace)],
+        [
+            .init(name: "value", colour: Colour.value), .init(name: "enter", colour: Colour.enter),
+            .init(name: "exit", colour: Colour.exit), .init(name: "began", colour: Colour.began),
+            .init(name: "ended", colour: Colour.ended), .init(name: "occurred", colour: Colour.occurred),
+            .init(name: "active", colour: Colour.active),
+        ],
+        [
+            .init(name: "pending (minDuration)", colour: Colour.pending),
+            .init(name: "releaseDelay", colour: Colour.release), .init(name: "cooldown", colour: Colour.cooldown),
+            .init(name: "blocked (suppressedBy, cooldown, gate)", colour: Colour.blocked),
+            .init(name: "faceFound", colour: Colour.faceFound), .init(name: "faceLost", colour: Colour.faceLost),
+            .init(name: "no face", colour: Colour.noFace),
+        ],
     ]
 
     public init(title: String, times: [Double]) {
@@ -149,8 +155,9 @@ public struct TimelinePlot: Sendable {
 
     /// The layout for this plot at `width` pixels and `laneHeight` pixels a lane, over the frames' time range.
     public func layout(width: Int = 1200, laneHeight: Int = 80) -> PlotLayout {
-        PlotLayout(width: width, laneHeight: laneHeight, lanes: lanes.count, start: min(0, times.first ?? 0),
-                   end: times.last ?? 1)
+        PlotLayout(
+            width: width, laneHeight: laneHeight, lanes: lanes.count, start: min(0, times.first ?? 0),
+            end: times.last ?? 1)
     }
 
     /// Draws the plot and writes it to `path` (PNG, or JPEG by extension).
@@ -176,7 +183,8 @@ public struct TimelinePlot: Sendable {
             }
         }
         for (i, lane) in lanes.enumerated() {
-            let top = l.y(lane: i, value: 1), bottom = l.y(lane: i, value: 0)
+            let top = l.y(lane: i, value: 1)
+            let bottom = l.y(lane: i, value: 0)
             canvas.fill(l.left, top, l.plotRight, bottom, Colour.lane)
             func shade(_ spans: [ClosedRange<Double>], _ colour: UInt32) {
                 for span in spans { canvas.fill(l.x(span.lowerBound), top, l.x(span.upperBound), bottom, colour) }
@@ -189,7 +197,8 @@ public struct TimelinePlot: Sendable {
             // Blocked: a strip in the padding under the lane's 0, its cause written once at its start.
             var labelledUpTo = Int.min
             for note in lane.blocked {
-                let x0 = l.x(note.span.lowerBound), x1 = max(l.x(note.span.upperBound), x0 + 1)
+                let x0 = l.x(note.span.lowerBound)
+                let x1 = max(l.x(note.span.upperBound), x0 + 1)
                 canvas.fill(x0, bottom + 2, x1, bottom + 5, Colour.blocked)
                 if x0 > labelledUpTo {
                     canvas.text(note.text, x: x0 + 2, y: bottom - 3, scale: 0.33, Colour.blocked)
@@ -198,7 +207,9 @@ public struct TimelinePlot: Sendable {
             }
             for t in l.ticks { canvas.line(l.x(t), top, l.x(t), bottom, Colour.grid) }
             if let e = lane.exit { canvas.dashedLine(l.left, l.plotRight, y: l.y(lane: i, value: e), Colour.exit) }
-            if let e = lane.enter { canvas.line(l.left, l.y(lane: i, value: e), l.plotRight, l.y(lane: i, value: e), Colour.enter) }
+            if let e = lane.enter {
+                canvas.line(l.left, l.y(lane: i, value: e), l.plotRight, l.y(lane: i, value: e), Colour.enter)
+            }
             var run: [(x: Int, y: Int)] = []
             for (t, v) in zip(times, lane.values) {
                 if v.isNaN {
@@ -223,14 +234,16 @@ public struct TimelinePlot: Sendable {
         }
         for m in markers where lanes.indices.contains(m.lane) {
             let x = l.x(m.time)
-            let top = l.y(lane: m.lane, value: 1), bottom = l.y(lane: m.lane, value: 0)
+            let top = l.y(lane: m.lane, value: 1)
+            let bottom = l.y(lane: m.lane, value: 0)
             let colour = Colour.marker(m.kind)
             canvas.line(x, top, x, bottom, colour)
             canvas.fill(x - 3, top - 6, x + 3, top - 1, colour)
         }
         let axis = l.top + l.lanes * l.laneHeight
         for face in faceMarkers {
-            let x = l.x(face.time), colour = face.found ? Colour.faceFound : Colour.faceLost
+            let x = l.x(face.time)
+            let colour = face.found ? Colour.faceFound : Colour.faceLost
             canvas.line(x, l.top, x, axis, colour)
             canvas.fill(x - 2, axis - 5, x + 2, axis - 1, colour)
         }

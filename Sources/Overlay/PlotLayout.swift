@@ -1,6 +1,7 @@
 /// Where things go in a `TimelinePlot` image. Pixels, origin top-left, y down.
 ///
-/// The image has a title and legend strip of `top` pixels, then one lane of `laneHeight` pixels per plotted series, then
+/// The image has a title and legend strip of `top` pixels, then one lane of `laneHeight` pixels per plotted series,
+/// then
 /// the time axis (`bottom` pixels). In each lane, the plot area spans x from `left` to `width - right - 1`
 /// and y from `laneTop(i) + padding` (value 1) to `laneTop(i) + laneHeight - padding` (value 0).
 public struct PlotLayout: Sendable, Equatable {
@@ -44,7 +45,8 @@ public struct PlotLayout: Sendable, Equatable {
     /// The row of `value` (0...1, clamped) in lane `i`.
     public func y(lane i: Int, value: Float) -> Int {
         let v = Double(min(1, max(0, value)))
-        let y0 = laneTop(i) + laneHeight - padding, y1 = laneTop(i) + padding
+        let y0 = laneTop(i) + laneHeight - padding
+        let y1 = laneTop(i) + padding
         return y0 - Int((v * Double(y0 - y1)).rounded())
     }
 
@@ -53,7 +55,8 @@ public struct PlotLayout: Sendable, Equatable {
         let raw = (end - start) / 10
         let magnitude = pow(10, floor(log10(raw)))
         let step = [1.0, 2, 5, 10].map { $0 * magnitude }.first { $0 >= raw * (1 - 1e-9) } ?? 10 * magnitude
-        let first = Int((start / step - 1e-9).rounded(.up)), last = Int((end / step + 1e-9).rounded(.down))
+        let first = Int((start / step - 1e-9).rounded(.up))
+        let last = Int((end / step + 1e-9).rounded(.down))
         guard first <= last else { return [] }
         // k x step, rounded to 1e-9 s so 3 x 0.1 is 0.3.
         return (first...last).map { (Double($0) * step * 1e9).rounded() / 1e9 }
@@ -61,5 +64,5 @@ public struct PlotLayout: Sendable, Equatable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif

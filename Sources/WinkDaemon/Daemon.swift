@@ -45,9 +45,11 @@ public final class Daemon: SessionHost, @unchecked Sendable {
     /// - Throws: `FaceTrackingError` (78) for the model, `CaptureError` (65/66) for an unreadable file
     ///   source, `Configuration.Invalid` (78) for an overlay layout that does not load,
     ///   `EventServerError` for the socket.
-    public init(options: DaemonOptions, predictor: ShapePredictor? = nil, environment: DaemonEnvironment = .system,
-                observer: DaemonObserver? = nil, serverListening: ((EventServer) -> Void)? = nil,
-                log: @escaping @Sendable (EventServer.LogLevel, String) -> Void) throws {
+    public init(
+        options: DaemonOptions, predictor: ShapePredictor? = nil, environment: DaemonEnvironment = .system,
+        observer: DaemonObserver? = nil, serverListening: ((EventServer) -> Void)? = nil,
+        log: @escaping @Sendable (EventServer.LogLevel, String) -> Void
+    ) throws {
         self.options = options
         self.log = log
         self.environment = environment
@@ -59,8 +61,9 @@ public final class Daemon: SessionHost, @unchecked Sendable {
         // checked next (clients wait for frames meanwhile), and a failure there says bye to them and
         // removes the socket again.
         let names = Self.eventNames(configuration)
-        let serverOptions = EventServer.Options(mode: configuration.socketMode,
-                                                maximumClients: configuration.maximumClients)
+        let serverOptions = EventServer.Options(
+            mode: configuration.socketMode,
+            maximumClients: configuration.maximumClients)
         // Until start-up succeeds the server's lines are held: a failed start prints its one error line only,
         // a successful one writes them in order (a client's "connected" before what it did next).
         let gate = StartupLogGate(log: log)
@@ -70,7 +73,8 @@ public final class Daemon: SessionHost, @unchecked Sendable {
             server = try EventServer(listeningFD: fd, eventNames: names, options: serverOptions, log: serverLog)
         } else {
             do {
-                server = try EventServer(path: options.socketPath, eventNames: names, options: serverOptions, log: serverLog)
+                server = try EventServer(
+                    path: options.socketPath, eventNames: names, options: serverOptions, log: serverLog)
             } catch let error as EventServerError {
                 throw Self.withSocketAdvice(error, socketPath: options.socketPath)
             }
@@ -86,9 +90,10 @@ public final class Daemon: SessionHost, @unchecked Sendable {
             self.predictor = predictor
             let (personalised, prior) = try configuration.applyingProfile()
             let pipeline = FramePipeline(configuration: personalised, predictor: predictor, prior: prior)
-            publisher = FramePublisher(server: server, pipeline: pipeline, configuration: configuration,
-                                       renderer: try Self.loadRenderer(configuration), environment: environment,
-                                       observer: observer, log: log)
+            publisher = FramePublisher(
+                server: server, pipeline: pipeline, configuration: configuration,
+                renderer: try Self.loadRenderer(configuration), environment: environment,
+                observer: observer, log: log)
             switch (options.sourceKind, options.source) {
             case (.recording, let s?): try openMediaFile(path: s).close()  // fail now (65/66), not later
             case (.camera, let s?): try Self.checkVideoDevice(s)
@@ -113,12 +118,15 @@ public final class Daemon: SessionHost, @unchecked Sendable {
     /// A socket directory this user may not create or search: says how to choose another (`--socket`), and,
     /// for the system default `/run/winkd/events.sock` taken because `XDG_RUNTIME_DIR` is not set, that a
     /// login session's `XDG_RUNTIME_DIR` gives the per-user default.
-    static func withSocketAdvice(_ error: EventServerError, socketPath: String,
-                                 environment: [String: String] = ProcessInfo.processInfo.environment) -> EventServerError {
+    static func withSocketAdvice(
+        _ error: EventServerError, socketPath: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> EventServerError {
         guard case .system(let code) = error.code, [EACCES, EPERM, EROFS].contains(code) else { return error }
         var advice = "give winkd a socket path this user may create with --socket PATH"
         if socketPath == EventSocketPath.systemPath && (environment["XDG_RUNTIME_DIR"] ?? "").isEmpty {
-            advice += ", or set XDG_RUNTIME_DIR (a login session does; the socket is then "
+            advice +=
+                ", or set XDG_RUNTIME_DIR (a login session does; the socket is then "
                 + "$XDG_RUNTIME_DIR/winkd/events.sock); /run/winkd is for the system service (README)"
         }
         var advised = error
@@ -146,8 +154,9 @@ public final class Daemon: SessionHost, @unchecked Sendable {
         do {
             return try OverlayRenderer(layout: OverlayLayout.load(path: path))
         } catch let error as ExitCodeError {
-            throw Configuration.Invalid(path: configuration.path ?? "configuration",
-                                        problems: ["overlay.layout: \(error.description)"])
+            throw Configuration.Invalid(
+                path: configuration.path ?? "configuration",
+                problems: ["overlay.layout: \(error.description)"])
         }
     }
 
@@ -175,8 +184,9 @@ public final class Daemon: SessionHost, @unchecked Sendable {
         let session: SourceSession
         switch (options.sourceKind, options.source) {
         case (.recording, let path?):
-            session = FileSession(path: path, pace: options.pace, loop: options.loop, host: self,
-                                  openRecording: openRecording)
+            session = FileSession(
+                path: path, pace: options.pace, loop: options.loop, host: self,
+                openRecording: openRecording)
         default:
             session = CameraSession(device: options.source, host: self)
         }
@@ -240,8 +250,10 @@ public final class Daemon: SessionHost, @unchecked Sendable {
 
     /// Announces the analyzer table to clients that watch its rows (`winkctl monitor`). A table over the 8 KiB
     /// line limit (about 30 rows or more) is not described, with a warning; events flow as ever.
-    static func describeTable(_ rows: [AnalyzerRow], to server: EventServer,
-                              log: (EventServer.LogLevel, String) -> Void) {
+    static func describeTable(
+        _ rows: [AnalyzerRow], to server: EventServer,
+        log: (EventServer.LogLevel, String) -> Void
+    ) {
         do { try server.announce(analyzers: AnalyzersLine(rows: rows)) } catch {
             log(.warning, "\(describeError(error)); winkctl monitor cannot show this table")
         }
@@ -276,22 +288,31 @@ public final class Daemon: SessionHost, @unchecked Sendable {
             Self.describeTable(fresh.analyzers, to: server, log: log)  // to rows watchers now
             publisher.endFace()  // the old engine ends a present face; the new one finds it again
             let (personalised, prior) = try fresh.applyingProfile()
-            publisher.reconfigure(fresh, pipeline: FramePipeline(configuration: personalised, predictor: predictor,
-                                                                 prior: prior),
-                                  renderer: freshRenderer)
-            let unchanged = fresh.socketMode != configuration.socketMode
-                || fresh.maximumClients != configuration.maximumClients
+            publisher.reconfigure(
+                fresh,
+                pipeline: FramePipeline(
+                    configuration: personalised, predictor: predictor,
+                    prior: prior),
+                renderer: freshRenderer)
+            let unchanged =
+                fresh.socketMode != configuration.socketMode
+                    || fresh.maximumClients != configuration.maximumClients
                 ? " (socket settings apply at the next start)" : ""
             signals.withLock { currentCameraSettings = fresh.camera }
-            publisher.publish(status: StatusLine(state: .reloadOk, source: path,
-                                                 message: path == nil ? "no configuration file; defaults in use\(unchanged)"
-                                                     : "configuration reloaded\(unchanged)"))
+            publisher.publish(
+                status: StatusLine(
+                    state: .reloadOk, source: path,
+                    message: path == nil
+                        ? "no configuration file; defaults in use\(unchanged)"
+                        : "configuration reloaded\(unchanged)"))
             return true
         } catch {
             let reason = describeError(error).replacingOccurrences(of: "\n", with: "; ")
             log(.warning, "reload failed, keeping the old configuration: \(reason)")
-            publisher.publish(status: StatusLine(state: .reloadFailed, source: path ?? configuration.path,
-                                                 message: Self.shortened(reason)))
+            publisher.publish(
+                status: StatusLine(
+                    state: .reloadFailed, source: path ?? configuration.path,
+                    message: Self.shortened(reason)))
             return false
         }
     }

@@ -37,10 +37,16 @@ public enum WinkctlMain {
     /// `winkctl --help`: every command with its summary.
     static var usage: String {
         let width = (commands.map(\.spec.name.count).max() ?? 8) + 2
-        return (["usage: winkctl COMMAND [options]", "", "commands:"]
-            + commands.map { "  " + $0.spec.name.padding(toLength: width, withPad: " ", startingAt: 0) + $0.spec.summary }
-            + ["", "winkctl help COMMAND (or winkctl COMMAND --help) shows a command's options; --version the version.",
-               ExitCode.summary]).joined(separator: "\n")
+        return
+            (["usage: winkctl COMMAND [options]", "", "commands:"]
+            + commands.map {
+                "  " + $0.spec.name.padding(toLength: width, withPad: " ", startingAt: 0) + $0.spec.summary
+            }
+            + [
+                "",
+                "winkctl help COMMAND (or winkctl COMMAND --help) shows a command's options; --version the version.",
+                ExitCode.summary,
+            ]).joined(separator: "\n")
     }
 
     public static func run() -> Never {

@@ -5,7 +5,7 @@ import Testing
 /// What a user types first: help, versions, and a mistyped command.
 @Suite struct HelpTests {
     static let commands = [
-        "analyze", "evaluate", "cameras", "input", "events", "status", "config", "overlay",
+        "analyze", "evaluate", "cameras", "input", "events", "status", "config", "monitor", "overlay",
         "calibrate", "bench", "help", "completion", "manual",
     ]
 

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 /// `winkctl monitor` in a pseudo-terminal of a fixed size (a detached tmux session), against winkd playing
 /// a recording in real time; the screen is read back with `tmux capture-pane`. The monitor runs inside a
@@ -20,8 +20,10 @@ struct MonitorTests {
             dir = try Binaries.temporaryDirectory()
             socket = dir.appendingPathComponent("events.sock").path
             daemon.executableURL = Binaries.directory.appendingPathComponent("winkd")
-            daemon.arguments = ["--source", Binaries.fixture("video/single_face_wink_left.mp4"), "--socket", socket,
-                                "--pace", "realtime", "--loop"]
+            daemon.arguments = [
+                "--source", Binaries.fixture("video/single_face_wink_left.mp4"), "--socket", socket,
+                "--pace", "realtime", "--loop",
+            ]
             let log = dir.appendingPathComponent("winkd.log")
             FileManager.default.createFile(atPath: log.path, contents: nil)
             daemon.standardError = try FileHandle(forWritingTo: log)
@@ -29,12 +31,16 @@ struct MonitorTests {
             try daemon.run()
             #expect(Wait.forFile(socket), "winkd did not create \(socket)")
             let winkctl = Binaries.directory.appendingPathComponent("winkctl").path
-            pane = try TmuxPane(columns: columns, rows: rows, command: [
-                "bash", "-c", "trap : INT; \"$0\" monitor --socket \"$1\"; echo \"exit=$?\"; "
-                    + "echo \"stty=$(stty -a | tr ' ;' '\\n\\n' | grep -x -- '-*icanon\\|-*echo' | tr '\\n' ' ')\"; "
-                    + "sleep 300",
-                winkctl, socket,
-            ])
+            pane = try TmuxPane(
+                columns: columns, rows: rows,
+                command: [
+                    "bash", "-c",
+                    "trap : INT; \"$0\" monitor --socket \"$1\"; echo \"exit=$?\"; "
+                        + "echo \"stty=$(stty -a | tr ' ;' '\\n\\n' | grep -x -- '-*icanon\\|-*echo' | tr '\\n' ' "
+                        + "')\"; "
+                        + "sleep 300",
+                    winkctl, socket,
+                ])
         }
 
         deinit {
@@ -55,7 +61,8 @@ struct MonitorTests {
         /// Waits for the wrapper's report after the monitor ended; checks the terminal was restored.
         func expectEnded(withStatus status: Int32, _ comment: Comment? = nil) {
             #expect(Wait.until { pane.screen().contains("exit=\(status)") }, "\(pane.screen())")
-            #expect(Wait.until { pane.screen().contains("stty=icanon echo") }, "terminal not restored: \(pane.screen())")
+            #expect(
+                Wait.until { pane.screen().contains("stty=icanon echo") }, "terminal not restored: \(pane.screen())")
             #expect(pane.format("#{alternate_on}") == "0", "still on the alternate screen")
             #expect(pane.format("#{cursor_flag}") == "1", "cursor left hidden")
         }
@@ -71,18 +78,24 @@ struct MonitorTests {
         #expect(Wait.until { s.pane.screen().contains("face found") && s.pane.screen().contains(" fps") })
         #expect(s.pane.screen().contains("headYaw") && s.pane.screen().contains("eyeBlinkLeft"))
         // The wink: pending (held against minDuration), active (flashing as it fires), then idle again.
-        #expect(Wait.until(interval: 0.02) { s.row("winkLeft")?.contains(" pending ") == true && s.row("winkLeft")?.contains("/0.25s") == true },
-                "\(s.pane.screen())")
+        #expect(
+            Wait.until(interval: 0.02) {
+                s.row("winkLeft")?.contains(" pending ") == true && s.row("winkLeft")?.contains("/0.25s") == true
+            },
+            "\(s.pane.screen())")
         #expect(Wait.until(interval: 0.02) { s.row("winkLeft")?.contains(" active ") == true }, "\(s.pane.screen())")
-        #expect(Wait.until(interval: 0.02) { s.row("winkLeft")?.hasPrefix("*") == true }, "no flash on the row that fired")
+        #expect(
+            Wait.until(interval: 0.02) { s.row("winkLeft")?.hasPrefix("*") == true }, "no flash on the row that fired")
         #expect(Wait.until(interval: 0.02) { s.row("winkLeft")?.hasSuffix(" idle") == true }, "\(s.pane.screen())")
         // The event list, newest first, with times.
-        #expect(Wait.until { s.pane.screen().contains("winkLeft began") && s.pane.screen().contains("winkLeft ended") },
-                "\(s.pane.screen())")
+        #expect(
+            Wait.until { s.pane.screen().contains("winkLeft began") && s.pane.screen().contains("winkLeft ended") },
+            "\(s.pane.screen())")
         // A larger terminal, live: the title bar spans the new width.
         s.pane.resize(columns: 100, rows: 30)
-        #expect(Wait.until { s.pane.screen().split(separator: "\n").first?.count == 100 },
-                "\(s.pane.format("#{window_width}x#{window_height}")): \(s.pane.screen())")
+        #expect(
+            Wait.until { s.pane.screen().split(separator: "\n").first?.count == 100 },
+            "\(s.pane.format("#{window_width}x#{window_height}")): \(s.pane.screen())")
         // p freezes the display (the frame number stops), c empties the event list, p again goes on.
         s.pane.send("p")
         #expect(Wait.until { s.pane.screen().contains("PAUSED") }, "\(s.pane.screen())")
@@ -90,8 +103,9 @@ struct MonitorTests {
         usleep(300_000)  // about 9 frames: nothing may change meanwhile
         #expect(s.pane.screen() == frozen, "the display moved while paused")
         s.pane.send("c")
-        #expect(Wait.until { !s.pane.screen().contains("winkLeft began") && !s.pane.screen().contains("faceFound") },
-                "\(s.pane.screen())")
+        #expect(
+            Wait.until { !s.pane.screen().contains("winkLeft began") && !s.pane.screen().contains("faceFound") },
+            "\(s.pane.screen())")
         s.pane.send("p")
         #expect(Wait.until { !s.pane.screen().contains("PAUSED") && s.pane.screen() != frozen })
         s.pane.send("q")
@@ -129,11 +143,15 @@ struct MonitorTests {
 /// the tmux server the first command forks keeps its descriptors for as long as it runs.
 final class TmuxPane {
     private let server = "winkd-test-\(UUID().uuidString.prefix(8))"
-    private let output = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-tmux-\(UUID().uuidString.prefix(8))").path
+    private let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "winkd-tmux-\(UUID().uuidString.prefix(8))"
+    ).path
 
     init(columns: Int, rows: Int, command: [String]) throws {
         let quoted = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let status = tmux(["-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "\(columns)", "-y", "\(rows)", quoted])
+        let status = tmux([
+            "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "\(columns)", "-y", "\(rows)", quoted,
+        ])
         guard status == 0 else { throw TmuxError(status: status) }
         processes = format("#{pid} #{pane_pid}").split(separator: " ").compactMap { pid_t($0) }
     }
@@ -169,7 +187,9 @@ final class TmuxPane {
     }
 
     private func read(_ arguments: [String]) -> String {
-        guard tmux(arguments, stdout: output) == 0, let data = FileManager.default.contents(atPath: output) else { return "" }
+        guard tmux(arguments, stdout: output) == 0, let data = FileManager.default.contents(atPath: output) else {
+            return ""
+        }
         return String(decoding: data, as: UTF8.self)
     }
 
@@ -194,7 +214,8 @@ final class TmuxPane {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), all = sigset_t()
+        var none = sigset_t()
+        var all = sigset_t()
         sigemptyset(&none)
         sigfillset(&all)
         posix_spawnattr_setsigmask(&attributes, &none)

@@ -42,7 +42,8 @@ import Testing
     /// `overlay` on a video: progress on a terminal, its own summary line after it; nothing with --quiet.
     @Test func overlayShowsProgressOnATerminal() throws {
         let out = try Binaries.temporaryDirectory()
-        let layout = Binaries.repository.appendingPathComponent("Tests/OverlayTests/Resources/glasses_keep_aspect.json").path
+        let layout = Binaries.repository.appendingPathComponent("Tests/OverlayTests/Resources/glasses_keep_aspect.json")
+            .path
         let winkctl = Binaries.directory.appendingPathComponent("winkctl").path
         let video = Binaries.fixture("video/single_face.mp4")
         let p = Process()
@@ -51,7 +52,8 @@ import Testing
         let r = try Binaries.capture(p)
         #expect(r.stdout.contains("/72 frames ("), "\(r.stdout.suffix(300))")
         #expect(r.stdout.contains("\r\u{1B}[Koverlay: 72 frame(s), 72 face(s) drawn -> "), "\(r.stdout.suffix(300))")
-        let quiet = try Binaries.run("winkctl", ["overlay", "--layout", layout, video, "-o", out.path + "/q.mkv", "--quiet"])
+        let quiet = try Binaries.run(
+            "winkctl", ["overlay", "--layout", layout, video, "-o", out.path + "/q.mkv", "--quiet"])
         #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
     }
 

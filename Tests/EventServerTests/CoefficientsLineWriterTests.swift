@@ -37,7 +37,8 @@ struct CoefficientsLineWriterTests {
             let mono: UInt64? = [nil, 0, random.next(), UInt64.max][trial % 4]
             let pose: HeadPose? =
                 trial % 3 == 0
-                ? nil : HeadPose(yaw: Float(number(&random)), pitch: Float(number(&random)), roll: Float(number(&random)))
+                ? nil
+                : HeadPose(yaw: Float(number(&random)), pitch: Float(number(&random)), roll: Float(number(&random)))
             let line = CoefficientsLine(
                 frame: frame, time: number(&random), values: values, headPose: pose, tMonoNs: mono)
             let ours = try #require(writer.line(line), "trial \(trial)")

@@ -79,9 +79,12 @@ struct ClientMessageTests {
 
     /// `"analyzers":true` (issue 16) is optional, false by default, and must be a boolean.
     @Test func parsesTheAnalyzersOptInAndAppliesIt() throws {
-        #expect(try parse(#"{"type":"subscribe","events":[],"coefficients":true,"analyzers":true}"#)
-            == .subscribe(id: nil, events: [], coefficients: true, analyzers: true))
-        #expect(try parse(#"{"type":"subscribe","events":[]}"#) == .subscribe(id: nil, events: [], coefficients: false, analyzers: false))
+        #expect(
+            try parse(#"{"type":"subscribe","events":[],"coefficients":true,"analyzers":true}"#)
+                == .subscribe(id: nil, events: [], coefficients: true, analyzers: true))
+        #expect(
+            try parse(#"{"type":"subscribe","events":[]}"#)
+                == .subscribe(id: nil, events: [], coefficients: false, analyzers: false))
         #expect(code(#"{"type":"subscribe","id":3,"events":[],"analyzers":"yes"}"#) == (.badRequest, 3))
         var s = Subscription()
         #expect(!s.analyzers)

@@ -3,6 +3,7 @@ import Foundation
 import Overlay
 import Testing
 import WinkCore
+
 @testable import WinkDaemon
 @testable import WinkctlCommands
 
@@ -21,13 +22,20 @@ struct AnalyzePlotTests {
         recorder.add(time: 0.0, coefficients: c, events: [])
         recorder.add(time: 0.1, coefficients: c, events: [event("smile", .began, 0.1)])
         recorder.add(time: 0.2, coefficients: nil, events: [event("faceLost", .ended, 0.2)])
-        recorder.add(time: 0.3, coefficients: c, events: [event("smile", .ended, 0.3, duration: 0.25),
-                                                           event("blink", .occurred, 0.3, duration: 0.12),
-                                                           event("mouthOpen", .began, 0.3)])
+        recorder.add(
+            time: 0.3, coefficients: c,
+            events: [
+                event("smile", .ended, 0.3, duration: 0.25),
+                event("blink", .occurred, 0.3, duration: 0.12),
+                event("mouthOpen", .began, 0.3),
+            ])
         let plot = recorder.plot(title: "clip.mp4")
         #expect(plot.title == "clip.mp4" && plot.times == [0, 0.1, 0.2, 0.3])
-        #expect(plot.lanes.map(\.title) == rows.map(\.event) + ["eyeBlinkLeft", "eyeBlinkRight", "jawOpen",
-                                                                 "mouthSmileLeft", "mouthSmileRight", "browInnerUp"])
+        #expect(
+            plot.lanes.map(\.title) == rows.map(\.event) + [
+                "eyeBlinkLeft", "eyeBlinkRight", "jawOpen",
+                "mouthSmileLeft", "mouthSmileRight", "browInnerUp",
+            ])
         let smileLane = try #require(rows.firstIndex { $0.event == "smile" })
         let smile = plot.lanes[smileLane]
         #expect(abs(smile.values[0] - 0.6) < 1e-6, "the row's formula: (0.8 + 0.4) / 2")
@@ -42,9 +50,12 @@ struct AnalyzePlotTests {
         #expect(plot.lanes[mouthLane].active == [0.3...0.3], "still active at the end: shaded to the last frame")
         let coefficient = try #require(plot.lanes.first { $0.title == "mouthSmileLeft" })
         #expect(coefficient.values[0] == 0.8 && coefficient.values[2].isNaN && coefficient.enter == nil)
-        #expect(plot.markers == [.init(lane: smileLane, time: 0.1, kind: .began), .init(lane: smileLane, time: 0.3, kind: .ended),
-                                 .init(lane: blinkLane, time: 0.3, kind: .occurred),
-                                 .init(lane: mouthLane, time: 0.3, kind: .began)])
+        #expect(
+            plot.markers == [
+                .init(lane: smileLane, time: 0.1, kind: .began), .init(lane: smileLane, time: 0.3, kind: .ended),
+                .init(lane: blinkLane, time: 0.3, kind: .occurred),
+                .init(lane: mouthLane, time: 0.3, kind: .began),
+            ])
     }
 
     /// The default table fed a blink whose eyes reopen one after the other, the left eye then held shut:
@@ -92,7 +103,8 @@ struct AnalyzePlotTests {
         #expect(close(note.span.lowerBound, blink.time) && close(note.span.upperBound - note.span.lowerBound, 0.5))
         #expect(wink.pending.count == 1 && close(wink.pending.first?.lowerBound, note.span.upperBound))
         #expect(close(wink.pending.first?.upperBound, began.time))
-        #expect(close((wink.pending.first?.upperBound ?? 0) - (wink.pending.first?.lowerBound ?? 0), 0.25)
+        #expect(
+            close((wink.pending.first?.upperBound ?? 0) - (wink.pending.first?.lowerBound ?? 0), 0.25)
                 || close((wink.pending.first?.upperBound ?? 0) - (wink.pending.first?.lowerBound ?? 0), 0.267))
         // Released at the first frame below exit (41), ended once that held for releaseDelay (0.06 s).
         #expect(wink.release.count == 1 && close(wink.release.first?.lowerBound, 41.0 / 30))
@@ -109,23 +121,28 @@ struct AnalyzePlotTests {
         #expect(try lane("winkRight").pending.isEmpty && (try lane("winkRight").blocked.isEmpty))
         #expect(plot.faceMarkers == [.init(time: 0, found: true), .init(time: 2.5, found: false)])
         // Each row's timing under its title.
-        #expect(wink.subtitle.split(separator: "\n").map(String.init) == [
-            "min(eyeBlinkLeft, (1.0 - (2.0 * eyeBlinkRight)))", "enter 0.5  exit 0.35  min 0.25 s",
-            "releaseDelay 0.06 s  cooldown 0.5 s", "suppressedBy blink, eyesClosed",
-        ])
-        #expect(try lane("blink").subtitle.split(separator: "\n").dropFirst().map(String.init) == [
-            "enter 0.8  exit 0.65  oneShot 0.03...0.5 s", "releaseDelay 0 s  cooldown 0.05 s",
-        ])
+        #expect(
+            wink.subtitle.split(separator: "\n").map(String.init) == [
+                "min(eyeBlinkLeft, (1.0 - (2.0 * eyeBlinkRight)))", "enter 0.5  exit 0.35  min 0.25 s",
+                "releaseDelay 0.06 s  cooldown 0.5 s", "suppressedBy blink, eyesClosed",
+            ])
+        #expect(
+            try lane("blink").subtitle.split(separator: "\n").dropFirst().map(String.init) == [
+                "enter 0.8  exit 0.65  oneShot 0.03...0.5 s", "releaseDelay 0 s  cooldown 0.05 s",
+            ])
         let legend = TimelinePlot.legend.flatMap { $0.map(\.name) }
-        for name in ["pending (minDuration)", "releaseDelay", "cooldown", "blocked (suppressedBy, cooldown, gate)",
-                     "faceFound", "faceLost", "no face"] {
+        for name in [
+            "pending (minDuration)", "releaseDelay", "cooldown", "blocked (suppressedBy, cooldown, gate)",
+            "faceFound", "faceLost", "no face",
+        ] {
             #expect(legend.contains(name))
         }
     }
 
     @Test func aRowInItsOwnCooldownOrBehindAClosedGateIsBlockedForThatReason() throws {
-        let row = AnalyzerRow(event: "smile", value: try Formula(parsing: "mouthSmileLeft"), enter: 0.5, exit: 0.3,
-                              cooldown: 0.5, gate: .mouth)
+        let row = AnalyzerRow(
+            event: "smile", value: try Formula(parsing: "mouthSmileLeft"), enter: 0.5, exit: 0.3,
+            cooldown: 0.5, gate: .mouth)
         let table = AnalyzerTable(rows: [row])
         let recorder = AnalyzePlotRecorder(rows: [row])
         for k in 0..<30 {
@@ -133,15 +150,17 @@ struct AnalyzePlotTests {
             c[.mouthSmileLeft] = k < 5 || (8..<20).contains(k) ? 0.9 : 0
             var events: [ExpressionEvent] = []
             let gates = AnalyzerTable.Gates(eyes: true, mouth: !(10..<13).contains(k))
-            table.step(frame: FrameInfo(index: k, time: Double(k) / 10, monotonicNanoseconds: 0), coefficients: c,
-                       gates: gates, into: &events)
+            table.step(
+                frame: FrameInfo(index: k, time: Double(k) / 10, monotonicNanoseconds: 0), coefficients: c,
+                gates: gates, into: &events)
             recorder.add(time: Double(k) / 10, coefficients: c, events: events, traces: table.traces)
         }
         let lane = recorder.plot(title: "").lanes[0]
         // Ended at 0.5 s; smiling again from 0.8 s: blocked by the cooldown until 1.0 s, then by the closed
         // mouth gate until 1.3 s, active from then.
         #expect(lane.blocked.map(\.text) == ["cooldown", "gate closed"], "\(lane.blocked)")
-        #expect(lane.blocked.map(\.span.lowerBound) == [0.8, 1.0] && lane.blocked.map(\.span.upperBound) == [1.0, 1.3])
+        #expect(
+            lane.blocked.map(\.span.lowerBound) == [0.8, 1.0] && lane.blocked.map(\.span.upperBound) == [1.0, 1.3])
         #expect(lane.active.first?.lowerBound == 0 && lane.active.last?.lowerBound == 1.3)
     }
 
@@ -163,8 +182,10 @@ struct AnalyzePlotTests {
         typealias C = TimelinePlot.Colour
         let wink = try #require(plot.lanes.firstIndex { $0.title == "winkLeft" })
         let lane = plot.lanes[wink]
-        let cooldown = try #require(lane.cooldown.first), note = try #require(lane.blocked.first)
-        let pending = try #require(lane.pending.first), release = try #require(lane.release.first)
+        let cooldown = try #require(lane.cooldown.first)
+        let note = try #require(lane.blocked.first)
+        let pending = try #require(lane.pending.first)
+        let release = try #require(lane.release.first)
         let high = l.y(lane: wink, value: 0.95)
         #expect(rgb(l.x((cooldown.lowerBound + cooldown.upperBound) / 2) + 1, high) == C.cooldown)
         #expect(rgb(l.x((pending.lowerBound + pending.upperBound) / 2) + 1, high) == C.pending)

@@ -3,6 +3,7 @@ import EventServer
 import Expressions
 import Foundation
 import Testing
+
 @testable import WinkDaemon
 
 /// Issue 16: the daemon describes its analyzer table to clients that subscribe with `"analyzers":true`, and
@@ -10,17 +11,21 @@ import Testing
 @Suite(.serialized)
 struct AnalyzersLineTests {
     @Test func theTableIsSentOnSubscribeAndAgainAfterAReload() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-rows-\(UUID().uuidString.prefix(8))")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "winkd-rows-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let config = dir.appendingPathComponent("winkd.json")
         try Data(#"{"analyzers": [{"event": "smile", "value": "mouthSmileLeft", "enter": 0.6, "exit": 0.4}]}"#.utf8)
             .write(to: config)
-        var options = DaemonOptions(source: "/dev/video7", socketPath: dir.appendingPathComponent("s.sock").path,
-                                    configuration: try Configuration.load(path: config.path))
+        var options = DaemonOptions(
+            source: "/dev/video7", socketPath: dir.appendingPathComponent("s.sock").path,
+            configuration: try Configuration.load(path: config.path))
         options.alwaysOn = true
-        let daemon = try Daemon(options: options, predictor: DaemonHarness.predictor,
-                                environment: DaemonHarness.environment(FakeV4L2Device(picture: DaemonHarness.face)),
-                                observer: Recorder()) { _, _ in }
+        let daemon = try Daemon(
+            options: options, predictor: DaemonHarness.predictor,
+            environment: DaemonHarness.environment(FakeV4L2Device(picture: DaemonHarness.face)),
+            observer: Recorder()
+        ) { _, _ in }
         defer { daemon.shutdown(reason: "shutdown") }
         let client = try EventClient(path: options.socketPath)
         try client.send(line: #"{"type":"subscribe","id":1,"events":[],"analyzers":true}"#)

@@ -13,8 +13,10 @@ import WinkDaemon
 /// Not thread-safe. Keeps a few floats per frame (about 1 MB for an hour at 30 fps).
 final class AnalyzePlotRecorder {
     /// The coefficients plotted in their own lanes, below the rows.
-    static let coefficientLanes: [BlendShape] = [.eyeBlinkLeft, .eyeBlinkRight, .jawOpen, .mouthSmileLeft,
-                                                 .mouthSmileRight, .browInnerUp]
+    static let coefficientLanes: [BlendShape] = [
+        .eyeBlinkLeft, .eyeBlinkRight, .jawOpen, .mouthSmileLeft,
+        .mouthSmileRight, .browInnerUp,
+    ]
     let rows: [AnalyzerRow]
     private(set) var times: [Double] = []
     private var rowValues: [[Float]]
@@ -71,8 +73,10 @@ final class AnalyzePlotRecorder {
 
     /// Adds one frame at `time` seconds: its coefficients (`nil` without a face), the events it decided and
     /// the table's traces after it (`AnalyzerTable.traces`, one per row; empty to leave the explanations out).
-    func add(time: Double, coefficients: BlendShapeCoefficients?, events: [ExpressionEvent],
-             traces: [AnalyzerTable.RowTrace] = []) {
+    func add(
+        time: Double, coefficients: BlendShapeCoefficients?, events: [ExpressionEvent],
+        traces: [AnalyzerTable.RowTrace] = []
+    ) {
         times.append(time)
         // A lost face ends every row at the face's last frame (the table's reset), without a cooldown.
         let lost = events.first { $0.event == EventName.faceLost }?.time
@@ -88,16 +92,21 @@ final class AnalyzePlotRecorder {
             if let cause, blockedSince[i] == nil { blockedSince[i] = (cause, time) }
         }
         for (i, row) in rows.enumerated() { rowValues[i].append(coefficients.map { row.value.evaluate($0) } ?? .nan) }
-        for (i, shape) in Self.coefficientLanes.enumerated() { coefficientValues[i].append(coefficients?[shape] ?? .nan) }
+        for (i, shape) in Self.coefficientLanes.enumerated() {
+            coefficientValues[i].append(coefficients?[shape] ?? .nan)
+        }
         for event in events {
             if event.event == EventName.faceFound || event.event == EventName.faceLost {
                 faceMarkers.append(.init(time: event.time, found: event.event == EventName.faceFound))
             }
             if lost == nil, let lane = rows.firstIndex(where: { $0.event == event.event }),
-               event.phase == .ended || event.phase == .occurred, rows[lane].cooldown > 0 {
+                event.phase == .ended || event.phase == .occurred, rows[lane].cooldown > 0
+            {
                 cooldown[lane].append(event.time...(event.time + rows[lane].cooldown))
             }
-            guard let phase = event.phase, let lane = rows.firstIndex(where: { $0.event == event.event }) else { continue }
+            guard let phase = event.phase, let lane = rows.firstIndex(where: { $0.event == event.event }) else {
+                continue
+            }
             switch phase {
             case .began:
                 markers.append(.init(lane: lane, time: event.time, kind: .began))
@@ -127,14 +136,17 @@ final class AnalyzePlotRecorder {
             if let open = blockedSince[i] {
                 notes.append(.init(span: open.time...max(open.time, last), text: open.text))
             }
-            plot.lanes.append(TimelinePlot.Lane(
-                title: row.event, subtitle: Self.subtitle(row), values: rowValues[i], enter: row.enter, exit: row.exit,
-                active: spans, pending: pending[i].all(end: last), release: release[i].all(end: last),
-                cooldown: cooldown[i].map { $0.lowerBound...min($0.upperBound, max($0.lowerBound, last)) },
-                blocked: notes))
+            plot.lanes.append(
+                TimelinePlot.Lane(
+                    title: row.event, subtitle: Self.subtitle(row), values: rowValues[i], enter: row.enter,
+                    exit: row.exit,
+                    active: spans, pending: pending[i].all(end: last), release: release[i].all(end: last),
+                    cooldown: cooldown[i].map { $0.lowerBound...min($0.upperBound, max($0.lowerBound, last)) },
+                    blocked: notes))
         }
         for (i, shape) in Self.coefficientLanes.enumerated() {
-            plot.lanes.append(TimelinePlot.Lane(title: shape.rawValue, subtitle: "coefficient", values: coefficientValues[i]))
+            plot.lanes.append(
+                TimelinePlot.Lane(title: shape.rawValue, subtitle: "coefficient", values: coefficientValues[i]))
         }
         plot.markers = markers
         plot.faceMarkers = faceMarkers
@@ -148,11 +160,14 @@ final class AnalyzePlotRecorder {
             let ms = (seconds * 1000).rounded()
             return ms.truncatingRemainder(dividingBy: 1000) == 0 ? "\(Int(ms / 1000)) s" : "\(ms / 1000) s"
         }
-        let hold = row.kind == .oneShot
+        let hold =
+            row.kind == .oneShot
             ? "oneShot \(s(row.minDuration).dropLast(2))...\(s(row.maxDuration ?? .infinity))"
             : "min \(s(row.minDuration))" + (row.maxDuration.map { "  max \(s($0))" } ?? "")
-        var lines = ["\(row.value)", "enter \(row.enter)  exit \(row.exit)  \(hold)",
-                     "releaseDelay \(s(row.releaseDelay))  cooldown \(s(row.cooldown))"]
+        var lines = [
+            "\(row.value)", "enter \(row.enter)  exit \(row.exit)  \(hold)",
+            "releaseDelay \(s(row.releaseDelay))  cooldown \(s(row.cooldown))",
+        ]
         if !row.suppressedBy.isEmpty { lines.append("suppressedBy " + row.suppressedBy.joined(separator: ", ")) }
         return lines.joined(separator: "\n")
     }

@@ -19,13 +19,19 @@ enum AnalyzeCommand {
                 CommonOptions.eyeModelSpec,
                 OptionSpec("--coefficients", "also print each frame's coefficient line (ARKit blend shapes, 0...1)"),
                 OptionSpec("--measures", "also print each frame's raw measures as JSON lines (\"type\":\"measures\")"),
-                OptionSpec("--eye-features", "also print each frame's eye-state features (for Scripts/train_eye_model.py)"),
-                OptionSpec("--plot", .file("OUT.png"), "draw each row's value, thresholds and events over time, with what held them back (minDuration, releaseDelay, cooldown, suppressedBy), into a PNG or JPEG"),
+                OptionSpec(
+                    "--eye-features", "also print each frame's eye-state features (for Scripts/train_eye_model.py)"),
+                OptionSpec(
+                    "--plot", .file("OUT.png"),
+                    "draw each row's value, thresholds and events over time, with what held them back (minDuration, "
+                    + "releaseDelay, cooldown, suppressedBy), into a PNG or JPEG"
+                ),
                 OptionSpec("--flip", "analyse the mirror image of the recording (a test variant)"),
                 OptionSpec("--rotate", .text("DEG"), "rotate the frames by DEG degrees, -180...180", default: "0"),
                 OptionSpec("--scale", .text("S"), "scale the frames by S, 0.05...4", default: "1"),
                 OptionSpec("--gain", .text("G"), "multiply brightness by G, 0...4", default: "1"),
-                OptionSpec("--noise", .text("SIGMA"), "add Gaussian sensor noise of SIGMA grey levels, 0...64", default: "0"),
+                OptionSpec(
+                    "--noise", .text("SIGMA"), "add Gaussian sensor noise of SIGMA grey levels, 0...64", default: "0"),
                 .quiet,
             ]),
         run: run)
@@ -53,7 +59,9 @@ enum AnalyzeCommand {
         if let plotPath { try OutputFile.checkCreatable(plotPath) }
 
         var source = try openMediaFile(path: file)
-        if transform != FrameTransform(resizeFrame: transform.resizeFrame) { source = TransformedSource(source, transform) }
+        if transform != FrameTransform(resizeFrame: transform.resizeFrame) {
+            source = TransformedSource(source, transform)
+        }
         let pipeline = try options.makePipeline()
         let out = LineWriter()
         let encoder = LineEncoder()
@@ -69,9 +77,12 @@ enum AnalyzeCommand {
                 lastFrame = info.index
             }
             progress.frame(events: pipeline.engine.events.filter(\.isOccurrence).count)
-            plot?.add(time: info.time, coefficients: pipeline.engine.faceInFrame ? pipeline.engine.coefficients : nil,
-                      events: pipeline.engine.events, traces: pipeline.engine.table.traces)
-            if withCoefficients, let line = pipeline.coefficientsLine(info: info) { try out.write(try encoder.line(line)) }
+            plot?.add(
+                time: info.time, coefficients: pipeline.engine.faceInFrame ? pipeline.engine.coefficients : nil,
+                events: pipeline.engine.events, traces: pipeline.engine.table.traces)
+            if withCoefficients, let line = pipeline.coefficientsLine(info: info) {
+                try out.write(try encoder.line(line))
+            }
             if withMeasures, let face { try out.write(try encoder.line(measuresLine(info, face, pipeline))) }
             if withEyeFeatures, let face, let eyes = EyeStateFeatures.of(face.landmarks, in: buffer) {
                 try out.write(try encoder.line(EyeFeaturesLine(frame: info.index, left: eyes.left, right: eyes.right)))
@@ -86,8 +97,9 @@ enum AnalyzeCommand {
 
     /// The `measures` line of a frame with a face (see `MeasuresLine`).
     static func measuresLine(_ info: FrameInfo, _ face: FaceObservation, _ pipeline: FramePipeline) -> MeasuresLine {
-        MeasuresLine(info: info, face: face, measures: pipeline.engine.measures,
-                     neutral: pipeline.engine.calibration.neutral)
+        MeasuresLine(
+            info: info, face: face, measures: pipeline.engine.measures,
+            neutral: pipeline.engine.calibration.neutral)
     }
 }
 

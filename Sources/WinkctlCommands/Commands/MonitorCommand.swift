@@ -42,9 +42,11 @@ enum MonitorCommand {
         let offered = client.hello.events
         let wanted = names ?? offered
         if let unknown = wanted.first(where: { !offered.contains($0) }) {
-            throw UsageError("monitor: winkd at \(socket) has no event '\(unknown)'; it offers \(offered.joined(separator: ","))")
+            throw UsageError(
+                "monitor: winkd at \(socket) has no event '\(unknown)'; it offers \(offered.joined(separator: ","))")
         }
-        let request = #"{"type":"subscribe","id":1,"coefficients":true,"analyzers":true,"events":"#
+        let request =
+            #"{"type":"subscribe","id":1,"coefficients":true,"analyzers":true,"events":"#
             + "[" + wanted.map { "\"\($0)\"" }.joined(separator: ",") + "]}"
         try client.send(line: request)
 
@@ -98,8 +100,10 @@ enum MonitorCommand {
         var paused = false
         var frozen: MonitorState?
         var frozenAt: Double?  // the paused screen's clock (fps, flashes) stands still too
-        var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: shared.wakeRead, events: Int16(POLLIN), revents: 0)]
+        var fds = [
+            pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: shared.wakeRead, events: Int16(POLLIN), revents: 0),
+        ]
         while true {
             fds[0].revents = 0
             fds[1].revents = 0
@@ -123,8 +127,10 @@ enum MonitorCommand {
             let state = frozen ?? shared.snapshot()
             if let ending = shared.snapshot().ending { return .ended(ending) }
             let size = terminal.size
-            terminal.draw(MonitorScreen.layout(state, rows: size.rows, columns: size.columns,
-                                               now: frozenAt ?? seconds(), paused: paused))
+            terminal.draw(
+                MonitorScreen.layout(
+                    state, rows: size.rows, columns: size.columns,
+                    now: frozenAt ?? seconds(), paused: paused))
         }
     }
 

@@ -7,7 +7,8 @@ import WinkDaemon
 
 /// `winkctl overlay --layout L.json INPUT -o OUTPUT [--model FILE]`: draws a face layout on every face of a
 /// still image (written as PNG or JPEG) or of every frame of a video (written with the same size, frame count
-/// and rate: .mp4, .m4v, .mov and .mkv as H.264 with the input's audio copied, .avi as Motion JPEG). `winkctl overlay --benchmark [--frames N]` times the renderer alone (three layers, 640x480).
+/// and rate: .mp4, .m4v, .mov and .mkv as H.264 with the input's audio copied, .avi as Motion JPEG). `winkctl overlay
+/// --benchmark [--frames N]` times the renderer alone (three layers, 640x480).
 enum OverlayCommand {
     static let command = WinkctlMain.Command(
         spec: CommandSpec(
@@ -85,8 +86,9 @@ enum OverlayCommand {
             source: source, output: output, renderer: renderer, mirrored: mirrored,
             openVideo: { path, width, height, rate in
                 guard VideoFileWriter.handles(path: path) else { return nil }
-                let writer = try VideoFileWriter(path: path, width: width, height: height, framesPerSecond: rate,
-                                                 audioFrom: input)
+                let writer = try VideoFileWriter(
+                    path: path, width: width, height: height, framesPerSecond: rate,
+                    audioFrom: input)
                 if let note = writer.fallbackNote { printError("overlay: \(note)") }
                 video = writer
                 return writer
@@ -104,14 +106,17 @@ enum OverlayCommand {
             let audio = video.audioStreams == 1 ? "1 audio stream" : "\(video.audioStreams) audio streams"
             details = " (\(codec), \(audio) copied)"
         }
-        if !quiet { printError("overlay: \(summary.frames) frame(s), \(summary.faces) face(s) drawn -> \(output)\(details)") }
+        if !quiet {
+            printError("overlay: \(summary.frames) frame(s), \(summary.faces) face(s) drawn -> \(output)\(details)")
+        }
         return .ok
     }
 }
 
 /// Whether two paths name the same existing file (same device and inode, through symlinks).
 func sameFile(_ a: String, _ b: String) -> Bool {
-    var sa = stat(), sb = stat()
+    var sa = stat()
+    var sb = stat()
     guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
 }

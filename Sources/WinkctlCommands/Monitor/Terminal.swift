@@ -24,7 +24,8 @@ final class Terminal {
 
     /// The screen's size in cells.
     var size: (rows: Int, columns: Int) {
-        var rows: Int32 = 0, columns: Int32 = 0
+        var rows: Int32 = 0
+        var columns: Int32 = 0
         wink_curses_size(&rows, &columns)
         return (Int(rows), Int(columns))
     }
@@ -33,7 +34,9 @@ final class Terminal {
     func draw(_ texts: [MonitorScreen.Text]) {
         wink_curses_erase()
         for t in texts {
-            t.text.withCString { wink_curses_text(Int32(t.row), Int32(t.column), $0, Int32(t.text.utf8.count), t.style.rawValue) }
+            t.text.withCString {
+                wink_curses_text(Int32(t.row), Int32(t.column), $0, Int32(t.text.utf8.count), t.style.rawValue)
+            }
         }
         wink_curses_refresh()
     }
