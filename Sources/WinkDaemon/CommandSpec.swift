@@ -117,10 +117,22 @@ public struct CommandSpec: Sendable {
         var lines = ["usage: \(program.isEmpty ? "" : program + " ")\(synopsis)", "", summary]
         if !details.isEmpty { lines += ["", details] }
         let width = min(28, (operands.map(\.name.count) + options.map(\.label.count)).max().map { $0 + 4 } ?? 4)
+        /// The label, then the text wrapped at 100 columns under itself (a label too long for the column gets
+        /// the text on the next line).
         func row(_ label: String, _ text: String) -> String {
-            let pad = label.count + 2 < width ? String(repeating: " ", count: width - label.count - 2) : "\n"
-                + String(repeating: " ", count: width)
-            return "  " + label + pad + text
+            let indent = String(repeating: " ", count: width)
+            let pad = label.count + 2 < width ? String(repeating: " ", count: width - label.count - 2) : "\n" + indent
+            var lines: [String] = []
+            var line = ""
+            for word in text.split(separator: " ") {
+                if !line.isEmpty && width + line.count + 1 + word.count > 100 {
+                    lines.append(line)
+                    line = ""
+                }
+                line += (line.isEmpty ? "" : " ") + word
+            }
+            lines.append(line)
+            return "  " + label + pad + lines.joined(separator: "\n" + indent)
         }
         if !operands.isEmpty {
             lines.append("")

@@ -13,10 +13,16 @@ import WinkCore
     @Test func helpListsEveryOptionWithItsDefault() {
         for spec in WinkctlMain.commands.map(\.spec) + [DaemonOptions.spec] {
             let help = spec.help(program: "winkctl")
+            // Wrapped at 100 columns: compare with the runs of spaces and line breaks folded to one space.
+            let folded = help.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ")
+            // Option and operand rows (indented) wrap at 100 columns; a single word longer than that may not.
+            let rows = help.split(separator: "\n").filter { $0.hasPrefix("  ") }
+            #expect(rows.allSatisfy { $0.count <= 100 || !$0.dropFirst(30).contains(" ") },
+                    "\(spec.name): a help row over 100 columns")
             for option in spec.options {
                 #expect(help.contains(option.label), "\(spec.name): \(option.name)")
                 if let value = option.defaultValue {
-                    #expect(help.contains("(default: \(value))"), "\(spec.name): \(option.name)")
+                    #expect(folded.contains("(default: \(value))"), "\(spec.name): \(option.name)")
                 }
             }
             #expect(help.contains("--help") && help.contains(ExitCode.summary))
