@@ -79,8 +79,9 @@ public enum ClientMessage: Equatable, Sendable {
     }
 }
 
-/// Any JSON value, decoded strictly: `true` is never an integer and `1.5` never an `Int`.
-enum JSONValue: Decodable, Equatable {
+/// Any JSON value, decoded strictly: `true` is never an integer and `1.5` never an `Int`. Shared by the
+/// protocol's request parser and `winkctl input`'s map parser, so both can name the type they found.
+public enum JSONValue: Decodable, Equatable, Sendable {
     case null
     case bool(Bool)
     case integer(Int)
@@ -89,7 +90,7 @@ enum JSONValue: Decodable, Equatable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    init(from decoder: Decoder) throws {
+    public init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -136,5 +137,28 @@ public struct ProtocolError: Error, Equatable, Sendable {
         self.code = code
         self.id = id
         self.message = message
+    }
+}
+
+extension JSONValue {
+    /// The value's JSON type in words, for messages ("found a string").
+    public var kind: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .integer, .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    /// The value as a `Double` when it is a JSON number (integer or not), else nil.
+    public var numberValue: Double? {
+        switch self {
+        case .integer(let n): Double(n)
+        case .number(let x): x
+        default: nil
+        }
     }
 }

@@ -1,42 +1,5 @@
+import EventServer
 import Foundation
-
-/// A JSON value as written, so validation can name the key and the type it found.
-enum JSONValue: Decodable, Equatable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    init(from decoder: Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    var kind: String {
-        switch self {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .number: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
-    }
-}
 
 extension InputMap {
     /// Default `within` of a sequence, seconds.
@@ -258,7 +221,7 @@ extension InputMap {
 
     static func number(_ value: JSONValue?, key: String, problems: inout [String]) -> Double? {
         guard let value else { return nil }
-        guard case .number(let number) = value, number.isFinite else {
+        guard let number = value.numberValue, number.isFinite else {
             problems.append("\(key): expected a number, found \(value.kind)")
             return nil
         }
