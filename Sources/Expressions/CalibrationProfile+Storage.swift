@@ -69,7 +69,8 @@ extension CalibrationProfile {
     public func save(to path: String) throws {
         try OutputFile.checkCreatable(path)
         do {
-            try encoded().write(to: URL(fileURLWithPath: path), options: .atomic)
+            // Through a symbolic link (a dotfile manager's profile.json): the atomic rename replaces its target.
+            try encoded().write(to: URL(fileURLWithPath: OutputFile.resolved(path)), options: .atomic)
         } catch {
             let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
             let code = underlying?.domain == NSPOSIXErrorDomain ? Int32(underlying!.code) : EIO

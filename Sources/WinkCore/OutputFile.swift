@@ -24,16 +24,24 @@ public enum OutputFileErrorCode: ExitCodeKind {
 /// Checks on an output path made before any work, so that a long run does not end in "cannot create".
 public enum OutputFile {
     /// Checks that a file can be created at `path`: its directory exists, is a directory and may be written
-    /// and searched by this process, and `path` itself is not a directory. An existing file is fine (it is
-    /// replaced). Nothing is created.
+    /// and searched by this process, and nothing but a regular file is in the way. An existing regular file
+    /// is fine (it is replaced; through a symbolic link, the link's target is). Nothing is created.
     /// - Throws: `OutputFileError.cannotCreate` (73) saying which: "no such directory DIR", "DIR is not a
-    ///   directory", "no permission to create files in DIR", "is a directory".
+    ///   directory", "no permission to create files in DIR", "is a directory", "is a device, not a regular
+    ///   file", "is a FIFO, not a regular file".
     public static func checkCreatable(_ path: String) throws {
-        let directory = Self.directory(of: path)
         var st = stat()
-        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
-            throw OutputFileError(.cannotCreate, subject: path, reason: "is a directory")
+        if stat(path, &st) == 0 {  // follows a symbolic link: its target is what gets written
+            switch st.st_mode & S_IFMT {
+            case S_IFREG: break
+            case S_IFDIR: throw OutputFileError(.cannotCreate, subject: path, reason: "is a directory")
+            case S_IFCHR, S_IFBLK:
+                throw OutputFileError(.cannotCreate, subject: path, reason: "is a device, not a regular file")
+            case S_IFIFO: throw OutputFileError(.cannotCreate, subject: path, reason: "is a FIFO, not a regular file")
+            default: throw OutputFileError(.cannotCreate, subject: path, reason: "is not a regular file")
+            }
         }
+        let directory = Self.directory(of: Self.resolved(path))
         guard stat(directory, &st) == 0 else {
             throw OutputFileError(.cannotCreate, subject: path, reason: "no such directory \(directory)")
         }
@@ -63,6 +71,16 @@ public enum OutputFile {
             return OutputFileError(
                 .cannotCreate, subject: path, reason: "cannot create the file: \(Errno(code: code).message)")
         }
+    }
+
+    /// `path` with a symbolic link at its end followed to the file it names (the file to write, so that
+    /// replacing it atomically keeps the link); `path` itself when it is not a link.
+    public static func resolved(_ path: String) -> String {
+        var st = stat()
+        guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFLNK,
+              let real = realpath(path, nil) else { return path }
+        defer { free(real) }
+        return String(cString: real)
     }
 
     /// The directory a relative or absolute `path` is created in ("." for a bare name).

@@ -108,9 +108,25 @@ public func printError(_ line: String) {
 }
 
 /// Runs `body` and turns any error into its exit code and one stderr line prefixed with the program name.
+///
+/// What `print` left in standard output's buffer is flushed before exiting, and a failed write there (a full
+/// disk, a closed pipe's EPIPE aside) is exit 74 with one line, `PROGRAM: standard output: REASON`, instead of
+/// a silent 0 with the output cut short.
 public func runMain(_ program: String, _ body: () throws -> ExitCode) -> Never {
     do {
-        exit(try body().rawValue)
+        let code = try body()
+        errno = 0
+        if fflush(stdout) != 0 || ferror(stdout) != 0 {
+            let failure = errno
+            // A reader that went away (`winkctl help | head`) is not an error of ours.
+            if failure != EPIPE {
+                let reason = failure == ENOSPC ? "no space left on the device"
+                    : failure != 0 ? Errno(code: failure).description : "write error"
+                printError("\(program): standard output: \(reason)")
+                exit(ExitCode.ioError.rawValue)
+            }
+        }
+        exit(code.rawValue)
     } catch let error as ExitCodeError {
         printError("\(program): \(error.description)")
         exit(error.exitCode.rawValue)

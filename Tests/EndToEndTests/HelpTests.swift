@@ -31,6 +31,25 @@ import Testing
         }
     }
 
+    /// Found by a newcomer: output that cannot be written (stdout on a full device) exited 0 for every
+    /// command that prints with `print`; it is 74 with one line, as `analyze` already was.
+    @Test func aFullStandardOutputIsExit74() throws {
+        for arguments in [["--help"], ["manual", "winkd"], ["completion", "bash"], ["config"]] {
+            let p = Process()
+            p.executableURL = Binaries.directory.appendingPathComponent("winkctl")
+            p.arguments = arguments
+            let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+            let err = Pipe()
+            p.standardOutput = full
+            p.standardError = err
+            try p.run()
+            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 74 && text == "winkctl: standard output: no space left on the device\n",
+                    "\(arguments): \(p.terminationStatus) \(text)")
+        }
+    }
+
     /// A mistyped command is one line naming the nearest one, exit 64; so is a mistyped option.
     @Test func typosGetOneLineWithTheNearestName() throws {
         let command = try Binaries.run("winkctl", ["anlyze", "clip.mp4"])

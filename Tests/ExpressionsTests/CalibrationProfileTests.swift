@@ -190,6 +190,17 @@ struct CalibrationProfileTests {
         }
     }
 
+    /// A profile saved through a symbolic link replaces the link's target and keeps the link.
+    @Test func aProfileSavedThroughALinkKeepsTheLink() throws {
+        let target = temporaryPath("target.json"), link = temporaryPath("link.json")
+        defer { for p in [target, link] { try? FileManager.default.removeItem(atPath: p) } }
+        FileManager.default.createFile(atPath: target, contents: Data("old".utf8))
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        try CalibrationProfile(neutral: neutral).save(to: link)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target)
+        #expect(try CalibrationProfile.load(path: target).neutral == neutral)
+    }
+
     /// SPEC.md's 73: an output file that cannot be created, saying why.
     @Test func aProfileInAMissingDirectoryIsExit73() {
         let directory = temporaryPath("no-such-dir")

@@ -61,4 +61,26 @@ import WinkCore
         #expect(OutputFile.error(for: "/nonexistent/x.png", errno: ENOENT)
             == OutputFileError(.cannotCreate, subject: "/nonexistent/x.png", reason: "no such directory /nonexistent"))
     }
+
+    /// Found by a newcomer: `calibrate -o /dev/full` replaced the device node with a regular file, and a FIFO
+    /// or a symbolic link the same way. Only a regular file is replaced; a link is followed.
+    @Test func onlyARegularFileIsReplacedAndALinkIsFollowed() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(throws: OutputFileError(.cannotCreate, subject: "/dev/null", reason: "is a device, not a regular file")) {
+            try OutputFile.checkCreatable("/dev/null")
+        }
+        let fifo = dir.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o644) == 0)
+        #expect(throws: OutputFileError(.cannotCreate, subject: fifo, reason: "is a FIFO, not a regular file")) {
+            try OutputFile.checkCreatable(fifo)
+        }
+        let target = dir.appendingPathComponent("target.json").path
+        let link = dir.appendingPathComponent("link.json").path
+        FileManager.default.createFile(atPath: target, contents: Data("old".utf8))
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        try OutputFile.checkCreatable(link)
+        #expect(OutputFile.resolved(link) == URL(fileURLWithPath: target).resolvingSymlinksInPath().path)
+        #expect(OutputFile.resolved(target) == target)
+    }
 }
