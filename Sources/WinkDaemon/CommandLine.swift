@@ -117,7 +117,12 @@ public func runMain(_ program: String, _ body: () throws -> ExitCode) -> Never {
         let code = try body()
         errno = 0
         if fflush(stdout) != 0 || ferror(stdout) != 0 {
-            let failure = errno
+            var failure = errno
+            if failure == 0 {
+                // The write that failed was an earlier buffer flush, whose errno is gone: ask the descriptor
+                // again with one byte (the output is incomplete already; a newline cannot make it worse).
+                failure = write(STDOUT_FILENO, "\n", 1) < 0 ? errno : 0
+            }
             // A reader that went away (`winkctl help | head`) is not an error of ours.
             if failure != EPIPE {
                 let reason = failure == ENOSPC ? "no space left on the device"
