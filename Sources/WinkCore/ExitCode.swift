@@ -29,6 +29,8 @@ extension ExitCode {
         + "65 bad input data, 66 input missing or unreadable, 69 device or socket unavailable, 70 internal "
         + "(also: codec plugin libWinkCodecs.so not loadable), 73 cannot create an output file, 74 output write error "
         + "(no space left), 78 bad configuration or model file"
+    /// winkd's codes (no check that can fail): `summary` without 1.
+    public static let daemonSummary = summary.replacingOccurrences(of: "1 check failed (evaluate --min-f1), ", with: "")
 }
 
 /// An error that maps to a `sysexits` code and carries the one line printed to stderr before exiting.

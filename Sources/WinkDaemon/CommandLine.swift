@@ -93,6 +93,9 @@ public struct Arguments {
         guard let i = used.firstIndex(of: false) else { return }
         let item = items[i]
         let word = String(item.prefix { $0 != "=" })
+        if word.hasPrefix("-"), let spec, spec.declares(word) {
+            throw UsageError("'\(word)' does not go with the other options given")
+        }
         if word.hasPrefix("-"), let spec,
             let near = CommandSpec.nearest(to: word, in: spec.options.flatMap(\.spellings))
         {

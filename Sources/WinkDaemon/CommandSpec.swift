@@ -88,6 +88,8 @@ public struct CommandSpec: Sendable {
     /// The operands as shown in the synopsis (`FILE`, `LABELS.json|FOLDER...`), with a line of meaning each.
     public var operands: [(name: String, help: String)]
     public var options: [OptionSpec]
+    /// The exit codes line of `--help` and the man page (`ExitCode.summary`, winkd's without 1).
+    public var exitCodes = ExitCode.summary
     /// A paragraph or two for `--help` and the man page, beyond the summary (may be empty).
     public var details: String
 
@@ -143,7 +145,7 @@ public struct CommandSpec: Sendable {
             lines.append(row(option.label, option.help + (option.defaultValue.map { " (default: \($0))" } ?? "")))
         }
         lines.append(row("-h, --help", "print this help and exit"))
-        lines += ["", ExitCode.summary]
+        lines += ["", exitCodes]
         return lines.joined(separator: "\n")
     }
 

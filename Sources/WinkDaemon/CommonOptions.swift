@@ -69,16 +69,28 @@ public struct CommonOptions {
     public static let specs: [OptionSpec] = [
         OptionSpec(
             "--config", .file("FILE"), "configuration file (JSON: the analyzer table, thresholds, camera, overlay)",
-            default:
-                "winkd: $XDG_CONFIG_HOME/winkd/config.json, else /etc/winkd/config.json, when present; winkctl: "
-                + "built-in defaults"
-        ),
+            default: "built-in defaults (the default locations are winkd's, not read here)"),
         modelSpec,
         OptionSpec("--mirrored", "the source is a mirror image (a selfie view); left and right stay the person's own"),
         OptionSpec(
             "--profile", .file("FILE"), "calibration profile (winkctl calibrate); replaces the configuration's",
-            default: "the configuration's profile, else profile.json beside a default config.json"),
+            default: "the configuration's profile, if any"),
     ]
+
+    /// `specs` as winkd and `winkctl config` read them: without `--config`, the first `config.json` of the
+    /// default locations, and `profile.json` beside it.
+    public static let daemonSpecs: [OptionSpec] = specs.map { option in
+        var option = option
+        switch option.name {
+        case "--config":
+            option.defaultValue = "$XDG_CONFIG_HOME/winkd/config.json (else ~/.config/winkd/config.json), else "
+                + "/etc/winkd/config.json, when present"
+        case "--profile":
+            option.defaultValue = "the configuration's profile, else profile.json beside a default config.json"
+        default: break
+        }
+        return option
+    }
 
     /// `--model FILE`: the dlib 68-point shape predictor (also `winkctl overlay`'s).
     public static let modelSpec = OptionSpec(

@@ -45,7 +45,8 @@ public struct DaemonOptions: Sendable {
     }
 
     /// `winkd`'s command line, for `--help`, the man page and completions.
-    public static let spec = CommandSpec(
+    public static let spec: CommandSpec = {
+        var spec = CommandSpec(
         name: "winkd",
         summary: "watch a webcam (or play a recording) and publish face expression events on a Unix socket",
         options: [
@@ -56,7 +57,7 @@ public struct DaemonOptions: Sendable {
             OptionSpec(
                 "--socket", .file("PATH"), "the event socket",
                 default: "$WINK_SOCKET, else $XDG_RUNTIME_DIR/winkd/events.sock, else \(EventSocketPath.systemPath)"),
-        ] + CommonOptions.specs + [
+        ] + CommonOptions.daemonSpecs + [
             OptionSpec(
                 "--pace", .choice(["realtime", "fast"]),
                 "a recording's frames at their own timestamps, or as fast as the pipeline goes", default: "realtime"),
@@ -74,6 +75,9 @@ public struct DaemonOptions: Sendable {
             + "no profile is named; --print-config shows the result. The source opens when the first client "
             + "connects and closes 3 s after the last leaves. SIGHUP reloads the configuration; SIGTERM and SIGINT "
             + "say bye to every client and exit 0.")
+        spec.exitCodes = ExitCode.daemonSummary
+        return spec
+    }()
 
     /// Parses `winkd [--source DEVICE|FILE] [--socket PATH] [--config FILE] [--profile FILE] [--model FILE]
     /// [--mirrored] [--pace realtime|fast] [--loop] [--always-on] [--log-level LEVEL] [--print-config]`.

@@ -24,6 +24,7 @@ public enum WinkdMain {
             }
             let options = try DaemonOptions(&args)
             if options.printConfiguration {
+                _ = try options.configuration.applyingProfile()  // as start-up would: 66 missing, 78 corrupt
                 print(ConfigurationReport(configuration: options.configuration, request: options.request,
                                           logLevelFlag: options.logLevel).text(), terminator: "")
                 return .ok

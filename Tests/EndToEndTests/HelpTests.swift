@@ -67,6 +67,25 @@ import Testing
             daemon.status == 64 && daemon.stderrLines == ["winkd: unknown option '--sourse'; did you mean --source?"])
     }
 
+    /// Newcomer findings: winkd's help lists only its own exit codes and its own --config default; a
+    /// declared option in the wrong company is not "did you mean" itself; `config` refuses a profile winkd
+    /// would refuse.
+    @Test func helpAndErrorsSayWhatEachProgramDoes() throws {
+        let winkd = try Binaries.run("winkd", ["--help"])
+        #expect(!winkd.stdout.contains("evaluate --min-f1") && winkd.stdout.contains("73 cannot create"))
+        let config = try Binaries.run("winkctl", ["help", "analyze"])
+        #expect(config.stdout.contains("built-in defaults"))
+        let bench = try Binaries.run("winkctl", ["overlay", "--benchmark", "--layout", "x.json", "in.png"])
+        #expect(bench.status == 64
+            && bench.stderrLines == ["winkctl: '--layout' does not go with the other options given"])
+        let profile = try Binaries.run("winkctl", ["config", "--profile", "/nonexistent/p.json"])
+        #expect(profile.status == 66
+            && profile.stderrLines
+                == ["winkctl: /nonexistent/p.json: no such calibration profile (record one with winkctl calibrate)"])
+        let printed = try Binaries.run("winkd", ["--print-config", "--profile", "/nonexistent/p.json"])
+        #expect(printed.status == 66 && printed.stderrLines.count == 1)
+    }
+
     /// Every command reads its whole command line before it fails for want of an operand: a command that
     /// read an option its spec does not declare would stop on a precondition instead of exiting 64.
     @Test func everyCommandParsesOnlyDeclaredOptions() throws {

@@ -25,7 +25,7 @@ import WinkCore
                     #expect(folded.contains("(default: \(value))"), "\(spec.name): \(option.name)")
                 }
             }
-            #expect(help.contains("--help") && help.contains(ExitCode.summary))
+            #expect(help.contains("--help") && help.contains(spec.exitCodes))
         }
     }
 

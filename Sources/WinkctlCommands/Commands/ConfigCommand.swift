@@ -12,7 +12,7 @@ enum ConfigCommand {
         spec: CommandSpec(
             name: "config",
             summary: "print the configuration winkd would run with: every setting, its unit and where it came from",
-            options: CommonOptions.specs + [
+            options: CommonOptions.daemonSpecs + [
                 DaemonOptions.spec.options.first { $0.name == "--log-level" }!,
                 OptionSpec("--json", "print it as JSON"),
             ]),
@@ -23,6 +23,8 @@ enum ConfigCommand {
         let asJSON = args.flag("--json")
         let options = try CommonOptions(&args, location: Configuration.Location())
         try args.finish()
+        // A profile winkd would refuse (missing: 66, corrupt: 78) is refused here too, naming it.
+        _ = try options.configuration.applyingProfile()
         let report = ConfigurationReport(configuration: options.configuration, request: options.request,
                                          logLevelFlag: logLevel)
         print(asJSON ? report.json() : report.text(), terminator: "")

@@ -120,7 +120,7 @@ enum ManPage {
             out += [".TP", "\\fB\\-h\\fR, \\fB\\-\\-help\\fR", "print the options and exit"]
         }
         out += [
-            ".SH EXIT STATUS", escape(ExitCode.summary),
+            ".SH EXIT STATUS", escape(docs.hasSubcommands ? ExitCode.summary : ExitCode.daemonSummary),
             ".SH FILES", ".TP", "\\fI$XDG_RUNTIME_DIR/winkd/events.sock\\fR", "the event socket of a user's winkd",
             ".TP", "\\fI/run/winkd/events.sock\\fR", "the event socket of the system service",
             ".SH SEE ALSO", docs.name == "winkd" ? "\\fBwinkctl\\fR(1)" : "\\fBwinkd\\fR(1)",
