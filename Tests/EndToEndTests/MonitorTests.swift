@@ -96,6 +96,12 @@ struct MonitorTests {
         #expect(
             Wait.until { s.pane.screen().split(separator: "\n").first?.count == 100 },
             "\(s.pane.format("#{window_width}x#{window_height}")): \(s.pane.screen())")
+        // Smaller than 80x24 (found by a newcomer: columns overlapped): one line asking for more room, and
+        // the view again once there is.
+        s.pane.resize(columns: 60, rows: 15)
+        #expect(Wait.until { s.pane.screen().contains("needs 80x24; this terminal is 60x15") }, "\(s.pane.screen())")
+        s.pane.resize(columns: 100, rows: 30)
+        #expect(Wait.until { s.pane.screen().contains("winkLeft") }, "\(s.pane.screen())")
         // p freezes the display (the frame number stops), c empties the event list, p again goes on.
         s.pane.send("p")
         #expect(Wait.until { s.pane.screen().contains("PAUSED") }, "\(s.pane.screen())")

@@ -34,13 +34,23 @@ enum MonitorScreen {
     /// The coefficients shown, in order, then the head pose (degrees, drawn from -45 to 45).
     static let poseNames = ["headYaw", "headPitch", "headRoll"]
 
-    /// The whole screen for `state` on a `rows` x `columns` terminal at monotonic time `now`.
+    /// The smallest terminal the view is laid out for.
+    static let minimumSize = (rows: 24, columns: 80)
+
+    /// The whole screen for `state` on a `rows` x `columns` terminal at monotonic time `now`. A terminal
+    /// smaller than `minimumSize` gets one line asking for a larger one (until it is resized), not a
+    /// garbled view.
     static func layout(_ state: MonitorState, rows: Int, columns: Int, now: Double, paused: Bool) -> [Text] {
         guard rows > 0, columns > 0 else { return [] }
         var out: [Text] = []
         func put(_ row: Int, _ column: Int, _ text: String, _ style: Style = .plain) {
             guard row < rows, column < columns else { return }
             out.append(Text(row: row, column: column, text: String(text.prefix(columns - column)), style: style))
+        }
+        if rows < minimumSize.rows || columns < minimumSize.columns {
+            put(0, 0, "winkctl monitor needs \(minimumSize.columns)x\(minimumSize.rows); this terminal is "
+                + "\(columns)x\(rows). Enlarge it, or q to quit.", .bold)
+            return out
         }
 
         // Title bar and the daemon's numbers.
