@@ -86,7 +86,8 @@ struct OverlayRobustnessTests {
         // A link to a device is not a file to replace (a newcomer's `calibrate -o /dev/full` replaced the
         // node): refused before any work, 73.
         let r = try Binaries.run("winkctl", ["overlay", "--layout", layout, Self.still, "-o", symlink])
-        #expect(r.status == 73 && r.stderrLines == ["winkctl: \(symlink): is a device, not a regular file"], "\(r.stderr)")
+        #expect(r.status == 73 && r.stderrLines == ["winkctl: \(symlink): is a device, not a regular file"],
+                "\(r.stderr)")
     }
 
     /// winkd with an overlay layout, then SIGHUP with the layer's image a FIFO (the processing thread blocked
