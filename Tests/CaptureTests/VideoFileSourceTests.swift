@@ -222,10 +222,16 @@ struct VideoFileSourceTests {
         let buffer = PixelBuffer()
         #expect(try source.read(into: buffer) != nil && buffer.width == 360 && buffer.height == 480)
         #expect(try source.read(into: buffer) == nil)
-        // Random bytes: FFmpeg's reason, not a generic one.
+        // Noise: FFmpeg's reason, not a generic one. Fixed bytes (a linear congruential sequence): fresh random
+        // bytes made the test flaky, since now and then FFmpeg probes them as an audio-only stream ("no video
+        // stream in it", found by a clean-clone run).
         let noise = dir.appendingPathComponent("noise.mp4")
-        var generator = SystemRandomNumberGenerator()
-        try Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: noise)
+        var state: UInt32 = 12345
+        let bytes = (0..<4096).map { _ -> UInt8 in
+            state = state &* 1_103_515_245 &+ 12345
+            return UInt8(truncatingIfNeeded: state >> 16)
+        }
+        try Data(bytes).write(to: noise)
         let error = #expect(throws: CaptureError.self) { try openMediaFile(path: noise.path) }
         #expect(
             error?.code == .notMedia && error?.description.contains("FFmpeg") == true, "\(error?.description ?? "")")
