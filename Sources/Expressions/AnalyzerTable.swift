@@ -11,9 +11,9 @@ public final class AnalyzerTable {
     public private(set) var values: [Float]
     var states: [RowState]
     let suppressors: [[Int]]
-    /// What each row (same order as `rows`) was doing after the last `step` or `reset`, and what held it
-    /// back: for explaining why an event fired or did not (`winkctl analyze --plot`).
-    public private(set) var traces: [RowTrace]
+    /// What kept each row from starting at the last step (or cancelled its pending start); nil where
+    /// nothing did. The one part of `traces` the row states cannot tell afterwards.
+    private var blockedAtLastStep: [Blocker?]
     /// The last step's frame time (seconds) and gates, for `state(ofRow:)`.
     private(set) var lastTime: Double = 0
     private(set) var lastGates = Gates.open
@@ -90,7 +90,7 @@ public final class AnalyzerTable {
     public init(rows: [AnalyzerRow]) {
         self.rows = rows
         states = Array(repeating: RowState(), count: rows.count)
-        traces = Array(repeating: RowTrace(), count: rows.count)
+        blockedAtLastStep = Array(repeating: nil, count: rows.count)
         values = Array(repeating: 0, count: rows.count)
         suppressors = rows.map { row in row.suppressedBy.compactMap { name in rows.firstIndex { $0.event == name } } }
     }
@@ -188,12 +188,23 @@ public final class AnalyzerTable {
             // The frame of the release counts: a blink that reopens straight to open eyes re-arms at once.
             if let r = row.rearm, s.phase == .idle, v < r { s.armed = true }
             states[i] = s
+            blockedAtLastStep[i] = blocked
+        }
+    }
+
+    /// What each row (same order as `rows`) was doing after the last `step` or `reset`, and what held it
+    /// back: for explaining why an event fired or did not (`winkctl analyze --plot`). Read from the row
+    /// states when asked (an array per call), so a frame costs nothing for it while nobody plots.
+    public var traces: [RowTrace] {
+        rows.indices.map { i in
+            let s = states[i]
             let running = s.phase == .pending || s.phase == .active
-            traces[i] = RowTrace()
-            traces[i].phase = s.phase
-            traces[i].onset = running ? s.onsetTime : nil
-            traces[i].releaseSince = running ? s.releaseTime : nil
-            traces[i].blocked = blocked
+            var trace = RowTrace()
+            trace.phase = s.phase
+            trace.onset = running ? s.onsetTime : nil
+            trace.releaseSince = running ? s.releaseTime : nil
+            trace.blocked = blockedAtLastStep[i]
+            return trace
         }
     }
 
@@ -226,7 +237,7 @@ public final class AnalyzerTable {
                     tMonoNs: frame.monotonicNanoseconds))
             }
             states[i] = RowState()
-            traces[i] = RowTrace()
+            blockedAtLastStep[i] = nil
             values[i] = 0
         }
     }
