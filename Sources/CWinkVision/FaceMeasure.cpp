@@ -73,15 +73,25 @@ wv_status wv_measure_face(const uint8_t *gray, int width, int height, int stride
         }
         out->left_eye.closed_logit = left_logit;
         out->right_eye.closed_logit = right_logit;
-        float minx = 1e9f, maxx = -1e9f, miny = 1e9f, maxy = -1e9f;
-        for (int i = 0; i < 68; i++) {
-            minx = std::min(minx, xy[2 * i]); maxx = std::max(maxx, xy[2 * i]);
-            miny = std::min(miny, xy[2 * i + 1]); maxy = std::max(maxy, xy[2 * i + 1]);
-        }
-        float area = std::max(1.0f, (maxx - minx) * (maxy - miny));
-        float vw = std::max(0.0f, std::min(maxx, static_cast<float>(width)) - std::max(minx, 0.0f));
-        float vh = std::max(0.0f, std::min(maxy, static_cast<float>(height)) - std::max(miny, 0.0f));
-        out->visible_fraction = std::clamp(vw * vh / area, 0.0f, 1.0f);
+        // Fraction of the bounding box of landmarks [first, last] (and [first2, last2]) inside the frame.
+        auto visible = [&](int first, int last, int first2, int last2) {
+            float minx = 1e9f, maxx = -1e9f, miny = 1e9f, maxy = -1e9f;
+            auto add = [&](int a, int b) {
+                for (int i = a; i <= b; i++) {
+                    minx = std::min(minx, xy[2 * i]); maxx = std::max(maxx, xy[2 * i]);
+                    miny = std::min(miny, xy[2 * i + 1]); maxy = std::max(maxy, xy[2 * i + 1]);
+                }
+            };
+            add(first, last);
+            add(first2, last2);
+            float area = std::max(1.0f, (maxx - minx) * (maxy - miny));
+            float vw = std::max(0.0f, std::min(maxx, static_cast<float>(width)) - std::max(minx, 0.0f));
+            float vh = std::max(0.0f, std::min(maxy, static_cast<float>(height)) - std::max(miny, 0.0f));
+            return std::clamp(vw * vh / area, 0.0f, 1.0f);
+        };
+        out->visible_fraction = visible(0, 67, 0, 67);
+        out->eyes_visible_fraction = visible(17, 26, 36, 47);   // brows and eyes
+        out->mouth_visible_fraction = visible(5, 11, 27, 67);   // chin, nose, eyes (for scale) and mouth
         return WV_OK;
     } catch (...) {
         return WV_INTERNAL;

@@ -14,7 +14,9 @@ public struct QualityGate: Sendable, Equatable, Codable {
     public var minimumInterocular: Float = 24
     /// Darkest usable face (median grey level 0...255).
     public var minimumBrightness: Float = 25
-    /// Smallest fraction of the face inside the frame.
+    /// Smallest fraction of the face region a gate needs inside the frame: the brows and eyes for the eye
+    /// gate, the chin, nose, eyes and mouth for the mouth gate (`FaceQuality`). A face whose chin is cut off
+    /// by the bottom of the frame, as close to a webcam, is still measured for its eyes.
     public var minimumVisible: Float = 0.92
     /// Seconds a present face may go unseen (a bad, dark or blank frame, a hand passing) before it counts
     /// as lost. Meanwhile every row keeps its state (a held smile, and a key held for it, stays held);
@@ -28,9 +30,9 @@ public struct QualityGate: Sendable, Equatable, Codable {
         let ok =
             abs(o.pose.pitch) <= maximumPitch
             && q.interocularPixels >= minimumInterocular && q.medianBrightness >= minimumBrightness
-            && q.visibleFraction >= minimumVisible
         return AnalyzerTable.Gates(
-            eyes: ok && abs(o.pose.yaw) <= maximumEyeYaw, mouth: ok && abs(o.pose.yaw) <= maximumYaw)
+            eyes: ok && abs(o.pose.yaw) <= maximumEyeYaw && q.eyesVisibleFraction >= minimumVisible,
+            mouth: ok && abs(o.pose.yaw) <= maximumYaw && q.mouthVisibleFraction >= minimumVisible)
     }
 }
 

@@ -200,7 +200,8 @@ enum FaceMeasure {
             quality: FaceQuality(
                 interocularPixels: landmarks.distance(36, 45),
                 medianBrightness: measure.median_brightness,
-                visibleFraction: measure.visible_fraction))
+                visibleFraction: measure.visible_fraction, eyesVisibleFraction: measure.eyes_visible_fraction,
+                mouthVisibleFraction: measure.mouth_visible_fraction))
     }
 }
 

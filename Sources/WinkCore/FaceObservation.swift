@@ -32,11 +32,23 @@ public struct FaceQuality: Sendable, Equatable {
     public var medianBrightness: Float
     /// Fraction of the face's landmark box inside the frame, 0...1.
     public var visibleFraction: Float
+    /// Fraction of the box of the brows and eyes (iBUG 17-26, 36-47) inside the frame, 0...1: what the eye
+    /// measures need. A face whose chin is cut off by the bottom of the frame (close to a webcam) keeps 1.
+    public var eyesVisibleFraction: Float
+    /// Fraction of the box of the chin, nose, eyes and mouth (iBUG 5-11, 27-67) inside the frame, 0...1: what
+    /// the mouth measures need (the jaw drop is the nose-to-chin distance per interocular distance).
+    public var mouthVisibleFraction: Float
 
-    public init(interocularPixels: Float, medianBrightness: Float, visibleFraction: Float) {
+    /// The region fractions default to the whole face's.
+    public init(
+        interocularPixels: Float, medianBrightness: Float, visibleFraction: Float, eyesVisibleFraction: Float? = nil,
+        mouthVisibleFraction: Float? = nil
+    ) {
         self.interocularPixels = interocularPixels
         self.medianBrightness = medianBrightness
         self.visibleFraction = visibleFraction
+        self.eyesVisibleFraction = eyesVisibleFraction ?? visibleFraction
+        self.mouthVisibleFraction = mouthVisibleFraction ?? visibleFraction
     }
 }
 

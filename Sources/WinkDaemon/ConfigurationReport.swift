@@ -137,7 +137,7 @@ public struct ConfigurationReport: Sendable {
         "quality.maximumPitch": "degrees",
         "quality.minimumInterocular": "pixels",
         "quality.minimumBrightness": "grey level, 0...255",
-        "quality.minimumVisible": "fraction of the face, 0...1",
+        "quality.minimumVisible": "fraction of the eye or mouth region, 0...1",
         "quality.faceLostGrace": "seconds",
         "tracker.detectionWidth": "pixels",
         "tracker.minimumFaceWidth": "pixels",

@@ -59,6 +59,24 @@ struct FaceTrackerTests {
     @Test func noFaceOnDogs() throws {
         #expect(try FaceTracker(predictor: Self.predictor).process(try frame("images/dogs.jpg")) == nil)
     }
+
+    /// A face close to a webcam often has its chin cut off by the bottom of the frame: its brows and eyes are
+    /// all in view (what the eye measures need), its mouth region is not.
+    @Test func aFaceWithItsChinCutOffKeepsItsEyesInView() throws {
+        let whole = try frame("images/expressions/single_face.jpg")
+        let tracker = FaceTracker(predictor: Self.predictor)
+        let face = try #require(try tracker.process(whole))
+        #expect(face.quality.eyesVisibleFraction == 1 && face.quality.mouthVisibleFraction == 1)
+        // Keep the rows down to the lower lip (iBUG 57): the chin (8) leaves the frame.
+        let rows = Int(face.landmarks[57].y)
+        let cut = PixelBuffer()
+        cut.resize(width: whole.width, height: rows)
+        cut.gray.update(from: whole.gray, count: whole.width * rows)
+        let seen = try #require(try FaceTracker(predictor: Self.predictor).detectAll(cut).first)
+        #expect(seen.quality.eyesVisibleFraction == 1, "\(seen.quality)")
+        #expect(seen.quality.mouthVisibleFraction < 0.92, "\(seen.quality)")
+        #expect(seen.quality.visibleFraction < seen.quality.eyesVisibleFraction)
+    }
 }
 
 /// The routine region check is deferred until the frame's lines are out (`completeFrame`); whether the

@@ -115,6 +115,8 @@ typedef struct wv_face_measure {
     wv_eye_measure left_eye;   // the person's left eye, landmarks 42-47
     float median_brightness;   // median grey level of the cheeks-and-nose region, 0...255
     float visible_fraction;    // fraction of the landmarks' bounding box inside the frame
+    float eyes_visible_fraction;   // the same for the brows and eyes (iBUG 17-26, 36-47)
+    float mouth_visible_fraction;  // the same for the chin, nose, eyes and mouth (iBUG 5-11, 27-67)
 } wv_face_measure;
 
 /// Measures the eyes and the face brightness from the grey frame and 68 landmarks (`xy`, 136 floats).
