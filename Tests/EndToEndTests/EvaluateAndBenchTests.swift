@@ -41,6 +41,19 @@ struct EvaluateAndBenchTests {
         #expect(missing.status == 66 && missing.stderrLines.count == 1)
     }
 
+    /// Scoring footage unlike the labelled recording: the same clip through a transform. A face shrunk to
+    /// about 10 px is not found (faceFound missed); darkened with noise, the clip still scores 1.
+    @Test func evaluateScoresTheClipsThroughATransform() throws {
+        let clip = Binaries.fixture("labels/single_face.labels.json")
+        let tiny = try Binaries.run("winkctl", ["evaluate", clip, "--scale", "0.05", "--verbose", "--quiet"])
+        #expect(tiny.status == 0 && tiny.stdout.contains("missed: faceFound"), "\(tiny.stdout)\(tiny.stderr)")
+        let dark = try Binaries.run("winkctl", ["evaluate", clip, "--gain", "0.5", "--noise", "2", "--quiet"])
+        #expect(dark.status == 0 && dark.stdoutLines.last?.hasSuffix("1.000") == true, "\(dark.stdout)")
+        let recorded = try Binaries.run(
+            "winkctl", ["evaluate", clip, "--events-from", Binaries.fixture("labels"), "--noise", "2"])
+        #expect(recorded.status == 64 && recorded.stderr.contains("--events-from"), "\(recorded.stderr)")
+    }
+
     @Test func benchPrintsEveryStage() throws {
         let r = try Binaries.run("winkctl", ["bench", Binaries.fixture("video/single_face.mp4"), "--repeat", "1"])
         #expect(r.status == 0, "\(r.stderr)")

@@ -27,13 +27,7 @@ enum AnalyzeCommand {
                     + "releaseDelay, cooldown, suppressedBy), into a PNG or JPEG"
                 ),
                 OptionSpec("--flip", "analyse the mirror image of the recording (a test variant)"),
-                OptionSpec("--rotate", .text("DEG"), "rotate the frames by DEG degrees, -180...180", default: "0"),
-                OptionSpec("--scale", .text("S"), "scale the frames by S, 0.05...4", default: "1"),
-                OptionSpec("--gain", .text("G"), "multiply brightness by G, 0...4", default: "1"),
-                OptionSpec(
-                    "--noise", .text("SIGMA"), "add Gaussian sensor noise of SIGMA grey levels, 0...64", default: "0"),
-                .quiet,
-            ]),
+            ] + TransformOptions.specs + [.quiet]),
         run: run)
 
     static func run(_ args: inout Arguments) throws -> ExitCode {
@@ -43,13 +37,7 @@ enum AnalyzeCommand {
         let withEyeFeatures = args.flag("--eye-features")
         let plotPath = try args.option("--plot")
         let quiet = args.flag("--quiet")
-        var transform = FrameTransform()
-        transform.flip = args.flag("--flip")
-        transform.degrees = try args.number("--rotate", in: -180.0...180.0) ?? 0
-        transform.scale = try args.number("--scale", in: 0.05...4.0) ?? 1
-        transform.gain = try args.number("--gain", in: 0.0...4.0) ?? 1
-        transform.noise = try args.number("--noise", in: 0.0...64.0) ?? 0
-        transform.resizeFrame = transform.degrees == 0
+        let transform = try TransformOptions.parse(&args, flip: true)
         guard let file = args.positional() else { throw UsageError("analyze: which file? \(command.usage)") }
         try args.finish()
         if let plotPath, OverlayOutputKind(path: plotPath) != .image {
@@ -58,10 +46,7 @@ enum AnalyzeCommand {
         // Before minutes of processing, not after (73: "no such directory ...").
         if let plotPath { try OutputFile.checkCreatable(plotPath) }
 
-        var source = try openMediaFile(path: file)
-        if transform != FrameTransform(resizeFrame: transform.resizeFrame) {
-            source = TransformedSource(source, transform)
-        }
+        let source = TransformOptions.apply(transform, to: try openMediaFile(path: file))
         let pipeline = try options.makePipeline()
         let out = LineWriter()
         let encoder = LineEncoder()

@@ -9,8 +9,9 @@ import WinkDaemon
 /// group (eye, mouth and face events), the false winks, and the total; `--json` prints the same as one JSON
 /// document. `--events-from DIR` scores the event lines in `DIR/CLIP.ndjson` (CLIP: the labels file's name
 /// without `.labels.json`) instead of running the pipeline: another detector's output (such as
-/// ../shared/tools/mediapipe_peer.py), scored by the same rule. Exit 0, or 1 when the total F1 is below
-/// `--min-f1`.
+/// ../shared/tools/mediapipe_peer.py), scored by the same rule. `--rotate`, `--scale`, `--gain` and
+/// `--noise` score the clips as seen through that transform (`TransformOptions`): footage unlike the labelled
+/// recordings. Exit 0, or 1 when the total F1 is below `--min-f1`.
 enum EvaluateCommand {
     static let command = WinkctlMain.Command(
         spec: CommandSpec(
@@ -25,8 +26,7 @@ enum EvaluateCommand {
                 OptionSpec(
                     "--events-from", .directory("DIR"),
                     "score DIR/CLIP.ndjson (another detector's event lines) instead of running the pipeline"),
-                .quiet,
-            ]),
+            ] + TransformOptions.specs + [.quiet]),
         run: run)
 
     /// The groups of the summary, by event name.
@@ -72,10 +72,15 @@ enum EvaluateCommand {
         let json = args.flag("--json")
         let eventsFrom = try args.option("--events-from")
         let quiet = args.flag("--quiet")
+        let transform = try TransformOptions.parse(&args)
         var inputs: [String] = []
         while let f = args.positional() { inputs.append(f) }
         try args.finish()
         guard !inputs.isEmpty else { throw UsageError("evaluate: which labels files? \(command.usage)") }
+        if eventsFrom != nil, !TransformOptions.isIdentity(transform) {
+            throw UsageError(
+                "evaluate: --events-from scores recorded lines; --rotate, --scale, --gain and --noise need the pipeline")
+        }
         let files = try labelsFiles(inputs)
 
         var clips: [ClipResult] = []
@@ -93,7 +98,7 @@ enum EvaluateCommand {
                 var clipOptions = CommonOptions(configuration: configuration, modelPath: options.modelPath)
                 clipOptions.eyeModelPath = options.eyeModelPath
                 let pipeline = try clipOptions.makePipeline()
-                let source = try openMediaFile(path: labels.video)
+                let source = TransformOptions.apply(transform, to: try openMediaFile(path: labels.video))
                 progress.begin(labels.video, expectedFrames: source.expectedFrameCount)
                 var all: [ExpressionEvent] = []
                 var lastFrame = -1
