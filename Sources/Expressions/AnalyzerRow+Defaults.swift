@@ -15,10 +15,19 @@ extension AnalyzerRow {
     ///   down, whose value wanders between 0.35 and 1 for seconds, give one event rather than a train. Any
     ///   level in 0.35-0.5 scores the same on the people set; 0.3 loses a real double blink
     ///   (liveportrait_d9 292-298 and 305-311, whose eyes reopened only to 0.30 between them).
-    /// - `winkLeft`/`winkRight`: one eye closed for at least 0.25 s while the other stays clearly open (its
-    ///   closure counts twice against the wink, so lids lowered unevenly, while looking down or smirking,
-    ///   are not a wink); cancelled while the other eye is closing too (`blink`/`eyesClosed` pending or
-    ///   active) and for 0.5 s after (the eyes of a long blink may reopen one after the other).
+    /// - `winkLeft`/`winkRight`: one eye closed for at least 0.25 s while the other stays clearly open: the
+    ///   value is the closed eye's coefficient, capped by 1 - 1.5 x the other eye's, so lids lowered on both
+    ///   sides (looking down, smirking, a shadow on one eye) are not a wink. It must reach 0.7 and stay above
+    ///   0.5: a wink closes the eye fully (0.85-1.0 on the people set's real winks and on winks made from
+    ///   real closures), while one eye reading half closed for a moment (a shadow, a half-lid, sensor noise)
+    ///   hovers at 0.3-0.7. Cancelled while the other eye is closing too (`blink`/`eyesClosed` pending or
+    ///   active) and for 0.2 s after, as the eyes of a blink may reopen one after the other; longer would
+    ///   swallow a wink that follows a blink or starts with both eyes closing. Chosen on the people set,
+    ///   20 winks made from 10 real closures of 6 of its people (`make_wink.py`), the Eyeblink8 cuts of
+    ///   three more people (2,895 frames without a wink) and the people set with sensor noise, 15-degree
+    ///   rotation and darkening: 0.7-0.75 / 0.5-0.55 with a 0.1-0.2 s cooldown all give no false wink and
+    ///   18 of 20 made winks; 0.5 / 0.35 gave 3 false winks on Eyeblink8, 0.6 / 0.45 one; a factor 2 on the
+    ///   other eye lost a made wink whose open eye flickered to 0.5; a 0.2 s hold gave a false wink.
     /// - `smile`: mean of both smile coefficients, held 0.15 s (a smile flickering across speech is not one).
     /// `mouthOpen`: the jaw dropped (nose-chin distance, not the
     ///   lip gap, so a toothy smile does not count) for at least 0.25 s, so speech does not trigger it.
@@ -35,12 +44,12 @@ extension AnalyzerRow {
                 event: EventName.eyesClosed, kind: .held, value: f("min(eyeBlinkLeft, eyeBlinkRight)"),
                 enter: 0.8, exit: 0.65, minDuration: 0.5, gate: .eyes, releaseDelay: 0, rearm: 0.4),
             AnalyzerRow(
-                event: EventName.winkLeft, kind: .held, value: f("min(eyeBlinkLeft, 1 - 2 * eyeBlinkRight)"),
-                enter: 0.5, exit: 0.35, minDuration: 0.25, cooldown: 0.5,
+                event: EventName.winkLeft, kind: .held, value: f("min(eyeBlinkLeft, 1 - 1.5 * eyeBlinkRight)"),
+                enter: 0.7, exit: 0.5, minDuration: 0.25, cooldown: 0.2,
                 suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.06),
             AnalyzerRow(
-                event: EventName.winkRight, kind: .held, value: f("min(eyeBlinkRight, 1 - 2 * eyeBlinkLeft)"),
-                enter: 0.5, exit: 0.35, minDuration: 0.25, cooldown: 0.5,
+                event: EventName.winkRight, kind: .held, value: f("min(eyeBlinkRight, 1 - 1.5 * eyeBlinkLeft)"),
+                enter: 0.7, exit: 0.5, minDuration: 0.25, cooldown: 0.2,
                 suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.06),
             AnalyzerRow(
                 event: EventName.smile, kind: .held, value: f("(mouthSmileLeft + mouthSmileRight) / 2"),

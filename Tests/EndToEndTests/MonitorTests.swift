@@ -71,7 +71,7 @@ struct MonitorTests {
     @Test func drawsTheRowsWithThresholdsAndAWinkGoingPendingActiveIdle() throws {
         let s = try Session()
         // Every default row with its thresholds; the bar marks them with | (enter) and : (exit).
-        #expect(Wait.until { s.row("winkLeft")?.contains("0.50/0.35") == true }, "\(s.pane.screen())")
+        #expect(Wait.until { s.row("winkLeft")?.contains("0.70/0.50") == true }, "\(s.pane.screen())")
         for name in ["blink", "eyesClosed", "winkLeft", "winkRight", "smile", "mouthOpen"] {
             #expect(s.row(name).map { $0.contains("[") && $0.contains("|") && $0.contains(":") } == true, "\(name)")
         }

@@ -97,10 +97,12 @@ struct AnalyzePlotTests {
         let blink = try #require(events.first { $0.event == "blink" })
         #expect(blink.phase == .occurred && close(blink.time, 11.0 / 30))
         let wink = try lane("winkLeft")
-        // Suppressed from the blink's end for the wink's cooldown (0.5 s), then held 0.25 s before it began.
+        let cooldown = try #require(AnalyzerRow.defaultTable.first { $0.event == "winkLeft" }).cooldown
+        #expect(cooldown > 0.1)
+        // Suppressed from the blink's end for the wink's cooldown, then held 0.25 s before it began.
         let note = try #require(wink.blocked.first)
         #expect(wink.blocked.count == 1 && note.text == "suppressed by blink")
-        #expect(close(note.span.lowerBound, blink.time) && close(note.span.upperBound - note.span.lowerBound, 0.5))
+        #expect(close(note.span.lowerBound, blink.time) && close(note.span.upperBound - note.span.lowerBound, cooldown))
         #expect(wink.pending.count == 1 && close(wink.pending.first?.lowerBound, note.span.upperBound))
         #expect(close(wink.pending.first?.upperBound, began.time))
         #expect(
@@ -110,7 +112,7 @@ struct AnalyzePlotTests {
         #expect(wink.release.count == 1 && close(wink.release.first?.lowerBound, 41.0 / 30))
         #expect(close(wink.release.first?.upperBound, ended.time))
         #expect(wink.cooldown.count == 1 && close(wink.cooldown.first?.lowerBound, ended.time))
-        #expect(close(wink.cooldown.first?.upperBound, ended.time + 0.5))
+        #expect(close(wink.cooldown.first?.upperBound, ended.time + cooldown))
         #expect(wink.active.count == 1)
         // The blink was pending while both eyes were shut; eyesClosed too, but never for its 0.5 s.
         #expect(try lane("blink").pending.count == 1 && close(try lane("blink").pending.first?.upperBound, blink.time))
@@ -123,8 +125,8 @@ struct AnalyzePlotTests {
         // Each row's timing under its title.
         #expect(
             wink.subtitle.split(separator: "\n").map(String.init) == [
-                "min(eyeBlinkLeft, (1.0 - (2.0 * eyeBlinkRight)))", "enter 0.5  exit 0.35  min 0.25 s",
-                "releaseDelay 0.06 s  cooldown 0.5 s", "suppressedBy blink, eyesClosed",
+                "min(eyeBlinkLeft, (1.0 - (1.5 * eyeBlinkRight)))", "enter 0.7  exit 0.5  min 0.25 s",
+                "releaseDelay 0.06 s  cooldown 0.2 s", "suppressedBy blink, eyesClosed",
             ])
         #expect(
             try lane("blink").subtitle.split(separator: "\n").dropFirst().map(String.init) == [
