@@ -33,6 +33,20 @@ enum TransformOptions {
         transform == FrameTransform(resizeFrame: transform.resizeFrame)
     }
 
+    /// The options that give `transform` (`--rotate 15 --noise 4`, in `specs` order), or nil for none: what a
+    /// report says it was measured through.
+    static func describe(_ transform: FrameTransform) -> String? {
+        guard !isIdentity(transform) else { return nil }
+        func number(_ v: Double) -> String { v == v.rounded() ? String(Int(v)) : String(v) }
+        var parts: [String] = []
+        if transform.flip { parts.append("--flip") }
+        if transform.degrees != 0 { parts.append("--rotate \(number(transform.degrees))") }
+        if transform.scale != 1 { parts.append("--scale \(number(transform.scale))") }
+        if transform.gain != 1 { parts.append("--gain \(number(transform.gain))") }
+        if transform.noise != 0 { parts.append("--noise \(number(transform.noise))") }
+        return parts.joined(separator: " ")
+    }
+
     /// `source` seen through `transform`, or `source` itself when the transform changes nothing.
     static func apply(_ transform: FrameTransform, to source: FrameSource) -> FrameSource {
         isIdentity(transform) ? source : TransformedSource(source, transform)

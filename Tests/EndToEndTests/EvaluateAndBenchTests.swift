@@ -49,6 +49,14 @@ struct EvaluateAndBenchTests {
         #expect(tiny.status == 0 && tiny.stdout.contains("missed: faceFound"), "\(tiny.stdout)\(tiny.stderr)")
         let dark = try Binaries.run("winkctl", ["evaluate", clip, "--gain", "0.5", "--noise", "2", "--quiet"])
         #expect(dark.status == 0 && dark.stdoutLines.last?.hasSuffix("1.000") == true, "\(dark.stdout)")
+        // The report says what the clips were seen through, in text and in JSON.
+        #expect(dark.stdoutLines.contains("clips seen through: --gain 0.5 --noise 2"), "\(dark.stdout)")
+        let json = try Binaries.run("winkctl", ["evaluate", clip, "--rotate", "-12.5", "--json", "--quiet"])
+        let report = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(report?["transform"] as? String == "--rotate -12.5", "\(json.stdout.prefix(200))")
+        let plain = try Binaries.run("winkctl", ["evaluate", clip, "--json", "--quiet"])
+        let untransformed = try JSONSerialization.jsonObject(with: Data(plain.stdout.utf8)) as? [String: Any]
+        #expect(untransformed?["transform"] == nil && untransformed?["total"] != nil)
         let recorded = try Binaries.run(
             "winkctl", ["evaluate", clip, "--events-from", Binaries.fixture("labels"), "--noise", "2"])
         #expect(recorded.status == 64 && recorded.stderr.contains("--events-from"), "\(recorded.stderr)")

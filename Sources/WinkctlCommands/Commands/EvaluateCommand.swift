@@ -58,6 +58,8 @@ enum EvaluateCommand {
 
     /// The whole run, as `--json` prints it.
     struct Report: Encodable {
+        /// The transform the clips were seen through (`--rotate 15 --noise 4`); absent when none.
+        var transform: String?
         var clips: [ClipResult]
         var events: [String: Score]
         var groups: [String: Score]
@@ -134,11 +136,12 @@ enum EvaluateCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let report = Report(
-                clips: clips, events: events, groups: groupScores, falseWinks: falseWinks.count,
+                transform: TransformOptions.describe(transform), clips: clips, events: events, groups: groupScores, falseWinks: falseWinks.count,
                 total: total)
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
             print("")
+            if let seen = TransformOptions.describe(transform) { print("clips seen through: \(seen)") }
             print(row("event", "tp", "fp", "missed", "precision", "recall", "f1"))
             for name in events.keys.sorted() { print(row(name, events[name]!)) }
             print("")
@@ -148,7 +151,10 @@ enum EvaluateCommand {
                     + (falseWinks.isEmpty ? "" : " (" + falseWinks.joined(separator: ", ") + ")"))
             print(row("total", total))
         }
-        progress.finish(extra: "\(files.count) clip\(files.count == 1 ? "" : "s"), total F1 \(format(total.f1))")
+        progress.finish(
+            extra: "\(files.count) clip\(files.count == 1 ? "" : "s")"
+                + (TransformOptions.describe(transform).map { " seen through \($0)" } ?? "")
+                + ", total F1 \(format(total.f1))")
         if let minF1, total.f1 < minF1 {
             printError("winkctl: total F1 \(format(total.f1)) is below --min-f1 \(minF1)")
             return .failure
