@@ -244,8 +244,13 @@ public final class EventServer: @unchecked Sendable {
         enqueue(bytes) { $0.wants(event: event.event) }
     }
 
-    /// Queues a coefficients line for every client that asked for `coefficients: true`.
-    public func publish(coefficients: CoefficientsLine) {
+    /// Queues a coefficients line for every client that asked for `coefficients: true`. The line is built
+    /// (`make`, on the calling thread, outside the server's lock; nil: nothing to send) only while such a
+    /// client is connected, so a frame costs nothing for it while nobody asked.
+    public func publish(coefficients make: @autoclosure () -> CoefficientsLine?) {
+        guard lock.withLock({ clients.values.contains { $0.subscription.coefficients } }),
+            let coefficients = make()
+        else { return }
         // Every frame: written directly (the same bytes as JSONEncoder's, see CoefficientsLineWriter);
         // JSONEncoder only for what the writer leaves to it, and to report a line too long.
         lock.lock()

@@ -38,20 +38,19 @@ public final class FramePipeline {
     /// and get the region check at the next frame instead).
     /// - Parameter still: the frame is a still image, judged as one instant.
     /// - Returns: what the frame gave: the tracked face, the events it decided (`engine.events`, valid
-    ///   until the next call), the coefficient line (nil without a face in frame) and the frame's usability.
+    ///   until the next call) and the frame's usability; `coefficientsLine(info:)` builds the frame's
+    ///   coefficient line when someone wants it.
     /// - Throws: `FaceTrackingError.internal` if dlib fails.
     @discardableResult
     public func process(_ buffer: PixelBuffer, info: FrameInfo, still: Bool = false) throws -> FrameOutcome {
         lastUsability = FrameUsability(buffer)
         guard lastUsability == .usable else {
             engine.skip(frame: info)
-            return FrameOutcome(face: nil, events: engine.events, coefficients: nil, usability: lastUsability)
+            return FrameOutcome(face: nil, events: engine.events, usability: lastUsability)
         }
         let face = try tracker.process(buffer)
         engine.process(frame: info, face: face, instant: still)
-        return FrameOutcome(
-            face: face, events: engine.events, coefficients: coefficientsLine(info: info),
-            usability: .usable)
+        return FrameOutcome(face: face, events: engine.events, usability: .usable)
     }
 
     /// Ends the frame last processed: runs the tracker's deferred region check (see
@@ -112,8 +111,6 @@ public struct FrameOutcome {
     public var face: FaceObservation?
     /// The events this frame decided, in order (face events first).
     public var events: [ExpressionEvent]
-    /// The frame's coefficient line, nil when no face is in frame or the frame was skipped.
-    public var coefficients: CoefficientsLine?
     /// Whether the frame could show a face; a dark or blank frame is skipped.
     public var usability: FrameUsability
 }

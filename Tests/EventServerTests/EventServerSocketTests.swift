@@ -93,6 +93,29 @@ struct EventServerSocketTests {
         #expect(try client.nextLine(timeout: 0.1) == nil)
     }
 
+    /// The coefficient line (52 values a frame) is built only while someone asked for it.
+    @Test func theCoefficientLineIsBuiltOnlyForASubscriber() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        var built = 0
+        func line() -> CoefficientsLine {
+            built += 1
+            return CoefficientsLine(frame: built, time: 0.1, values: ["jawOpen": 0.2])
+        }
+        server.publish(coefficients: line())  // nobody connected
+        let events = try EventClient(path: sandbox.socket)
+        #expect(Self.waitUntil { server.clientCount == 1 })
+        server.publish(coefficients: line())  // a client without coefficients
+        #expect(built == 0)
+        let coefficients = try EventClient(path: sandbox.socket)
+        try coefficients.subscribe(events: [], coefficients: true)
+        server.publish(coefficients: line())
+        #expect(built == 1)
+        #expect(Self.type(try coefficients.nextLine(timeout: 2)) == "coefficients")
+        #expect(try events.nextLine(timeout: 0.1) == nil)
+    }
+
     @Test func subscribeFiltersEventsAndCoefficients() throws {
         let sandbox = Sandbox()
         let server = try makeServer(sandbox)

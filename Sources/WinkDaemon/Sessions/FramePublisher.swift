@@ -86,7 +86,7 @@ final class FramePublisher: @unchecked Sendable {
             report.frameTimes.append(now)
         }
         let outcome = try pipeline.process(buffer, info: info, still: still)
-        if let line = outcome.coefficients { server.publish(coefficients: line) }
+        server.publish(coefficients: self.pipeline.coefficientsLine(info: info))
         let engine = pipeline.engine
         server.publish(rows: { RowsLine(table: engine.table, info: info, face: engine.facePresent) })
         send(outcome.events)
