@@ -17,15 +17,42 @@ import WinkDaemon
 /// The window opens 2 s after the last client connected and lasts `--seconds S` (default 20).
 /// Linux only (procfs). Each client reads on its own thread, so 64 clients cost the bench 64 threads.
 extension BenchCommand {
-    struct DaemonReport {
+    /// What `--daemon` measured; `bench --daemon --json` prints it as `daemon`.
+    struct DaemonReport: Encodable {
+        var clients: Int
+        var seconds: Double
         var acceptMs: Double
         var firstLineMs: Double
-        var latency: SampleStats
-        var cpuPercent: Double
         var framesPerSecond: Double
+        var latencyLines: Int
+        var latencyP50Ms: Double
+        var latencyP99Ms: Double
+        var latencyMaxMs: Double
+        var cpuPercent: Double
         var peakRssMB: Double
         var rssMB: Double
-        var delivered: [Int]
+        var linesPerClient: [Int]
+
+        /// The report as `bench --daemon` prints it.
+        var text: String {
+            var text = String(
+                format:
+                    "daemon start-up: socket accepting %.0f ms after exec; first frame line %.0f ms after the first "
+                    + "connection\n",
+                acceptMs, firstLineMs)
+            text += String(
+                format: "daemon window: %.0f s, %d client(s), %.1f frames/s seen by client 1\n", seconds, clients,
+                framesPerSecond)
+            text += String(
+                format: "daemon latency (capture to line received): lines=%d p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
+                latencyLines, latencyP50Ms, latencyP99Ms, latencyMaxMs)
+            text += String(format: "daemon CPU: %.1f%% of one core\n", cpuPercent)
+            text += String(
+                format: "daemon memory: peak RSS (VmHWM) %.1f MB, RSS at the end %.1f MB\n", peakRssMB, rssMB)
+            let low = linesPerClient.min() ?? 0, high = linesPerClient.max() ?? 0
+            text += "daemon lines per client in the window: \(low)...\(high)\n"
+            return text
+        }
     }
 
     static func runDaemon(
@@ -110,32 +137,11 @@ extension BenchCommand {
             if index == 0 { firstFrames = result.coefficientLines }
         }
         return DaemonReport(
-            acceptMs: Double(accepted - started) / 1e6, firstLineMs: Double(firstLine - accepted) / 1e6,
-            latency: latency, cpuPercent: (cpuEnd - cpuStart) / seconds * 100,
-            framesPerSecond: Double(firstFrames) / seconds, peakRssMB: memory.peak,
-            rssMB: memory.current, delivered: delivered)
-    }
-
-    static func format(_ r: DaemonReport, clients: Int, seconds: Double) -> String {
-        var r = r
-        var text = String(
-            format:
-                "daemon start-up: socket accepting %.0f ms after exec; first frame line %.0f ms after the first "
-                + "connection\n",
-            r.acceptMs, r.firstLineMs)
-        text += String(
-            format: "daemon window: %.0f s, %d client(s), %.1f frames/s seen by client 1\n", seconds, clients,
-            r.framesPerSecond)
-        text += String(
-            format: "daemon latency (capture to line received): lines=%d p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
-            r.latency.count, r.latency.percentile(50), r.latency.percentile(99), r.latency.maximum)
-        text += String(format: "daemon CPU: %.1f%% of one core\n", r.cpuPercent)
-        text += String(
-            format: "daemon memory: peak RSS (VmHWM) %.1f MB, RSS at the end %.1f MB\n", r.peakRssMB, r.rssMB)
-        let low = r.delivered.min() ?? 0
-        let high = r.delivered.max() ?? 0
-        text += "daemon lines per client in the window: \(low)...\(high)\n"
-        return text
+            clients: clients, seconds: seconds, acceptMs: Double(accepted - started) / 1e6,
+            firstLineMs: Double(firstLine - accepted) / 1e6, framesPerSecond: Double(firstFrames) / seconds,
+            latencyLines: latency.count, latencyP50Ms: latency.percentile(50), latencyP99Ms: latency.percentile(99),
+            latencyMaxMs: latency.maximum, cpuPercent: (cpuEnd - cpuStart) / seconds * 100, peakRssMB: memory.peak,
+            rssMB: memory.current, linesPerClient: delivered)
     }
 
     /// utime + stime of `pid` in seconds (`/proc/PID/stat` fields 14 and 15, proc(5)).

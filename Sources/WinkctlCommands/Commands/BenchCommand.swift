@@ -93,12 +93,10 @@ enum BenchCommand {
                 try printJSON(
                     Report(
                         file: file, build: BenchReport.build,
-                        daemon: DaemonJSON(
-                            report, clients: clientCount,
-                            seconds: Double(seconds))))
+                        daemon: report))
             } else {
                 print("bench \(file) through \(daemon), paced in real time, looped:")
-                print(format(report, clients: clientCount, seconds: Double(seconds)), terminator: "")
+                print(report.text, terminator: "")
             }
             return .ok
         }
@@ -118,28 +116,28 @@ enum BenchCommand {
         // Rounds: ours then the reference's, one after the other, so both meet the same machine load.
         var ratios: [(total: Double, process: Double)] = []
         for round in 1...rounds {
-            let run = try measure(
+            var figures = try measure(
                 pipeline: pipeline, file: file, repeats: repeats, clients: clientCount,
                 eventNames: [EventName.faceFound, EventName.faceLost] + options.configuration.analyzers.map(\.event),
                 progress: progress)
             progress.clear()
             if rounds > 1 { say("round \(round):") }
-            if !json { print(run.text, terminator: "") }
-            var round = run.json
+            if !json { print(figures.text(file: file), terminator: "") }
             if let reference {
                 let ref = try runReference(reference, file: file, repeats: repeats, modelPath: options.modelPath)
                 say("reference: \(ref.line)")
                 if let refTotal = ref.fpsTotal, let refProcess = ref.fpsProcess {
-                    ratios.append((run.fpsTotal / refTotal, run.fpsProcess / refProcess))
-                    round.reference = Ratio(total: refTotal, process: refProcess)
-                    round.ratio = Ratio(total: run.fpsTotal / refTotal, process: run.fpsProcess / refProcess)
+                    let ratio = Ratio(total: figures.fps.total / refTotal, process: figures.fps.process / refProcess)
+                    ratios.append((ratio.total, ratio.process))
+                    figures.reference = Ratio(total: refTotal, process: refProcess)
+                    figures.ratio = ratio
                     say(
                         String(
                             format: "ratio winkd/dlib_ref: decode+process %.2f, process only %.2f",
-                            run.fpsTotal / refTotal, run.fpsProcess / refProcess))
+                            ratio.total, ratio.process))
                 }
             }
-            report.rounds.append(round)
+            report.rounds.append(figures)
         }
         if ratios.count > 1 {
             func median(_ values: [Double]) -> Double {
@@ -174,7 +172,7 @@ enum BenchCommand {
         var rounds: [RoundJSON] = []
         var medianRatio: Ratio?
         var peakRssMB: Double?
-        var daemon: DaemonJSON?
+        var daemon: DaemonReport?
     }
 
     /// Decode+process and process-only figures (frames per second, or ours over the reference's).
@@ -200,39 +198,25 @@ enum BenchCommand {
         var receivedPerClient: [Int]
         var reference: Ratio?
         var ratio: Ratio?
-    }
 
-    /// `bench --daemon --json`: start-up, latency percentiles, CPU and memory of the daemon process.
-    struct DaemonJSON: Encodable {
-        var clients: Int
-        var seconds: Double
-        var acceptMs: Double
-        var firstLineMs: Double
-        var framesPerSecond: Double
-        var latencyLines: Int
-        var latencyP50Ms: Double
-        var latencyP99Ms: Double
-        var latencyMaxMs: Double
-        var cpuPercent: Double
-        var peakRssMB: Double
-        var rssMB: Double
-        var linesPerClient: [Int]
+        /// The parts of `tracking`, indented under it in the text report.
+        static let trackingParts: Set<String> = ["detection", "landmarks", "eye/pose"]
 
-        init(_ r: DaemonReport, clients: Int, seconds: Double) {
-            var latency = r.latency
-            self.clients = clients
-            self.seconds = seconds
-            acceptMs = r.acceptMs
-            firstLineMs = r.firstLineMs
-            framesPerSecond = r.framesPerSecond
-            latencyLines = latency.count
-            latencyP50Ms = latency.percentile(50)
-            latencyP99Ms = latency.percentile(99)
-            latencyMaxMs = latency.maximum
-            cpuPercent = r.cpuPercent
-            peakRssMB = r.peakRssMB
-            rssMB = r.rssMB
-            linesPerClient = r.delivered
+        /// The round as `bench` prints it (the reference's line and the ratio follow it).
+        func text(file: String) -> String {
+            var text = BenchReport(file: file, frames: frames, repeats: repeats, clients: clients).header
+            text += String(format: "fps: decode+process %.1f, process only %.1f\n", fps.total, fps.process)
+            text += "stage            mean ms   p99 ms\n"
+            for stage in stages {
+                let name = (Self.trackingParts.contains(stage.name) ? "  " : "") + stage.name
+                text +=
+                    name.padding(toLength: 14, withPad: " ", startingAt: 0)
+                    + String(format: " %9.3f %8.3f\n", stage.meanMs, stage.p99Ms)
+            }
+            text += String(format: "detections per 100 frames: %.1f\n", detectionsPer100Frames)
+            text += "lines published: \(linesPublished); received per client: "
+                + receivedPerClient.map(String.init).joined(separator: ",") + "\n"
+            return text
         }
     }
 
@@ -242,18 +226,12 @@ enum BenchCommand {
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
-    /// One timed run of `repeats` passes over `file` through `pipeline`, publishing to `clients` readers.
-    struct Run {
-        var text: String
-        var fpsTotal: Double
-        var fpsProcess: Double
-        var json: RoundJSON
-    }
-
+    /// One timed run of `repeats` passes over `file` through `pipeline`, publishing to `clients` readers:
+    /// the round's figures (without the reference's, which the caller adds).
     static func measure(
         pipeline: FramePipeline, file: String, repeats: Int, clients clientCount: Int,
         eventNames: [String], progress: RunProgress? = nil
-    ) throws -> Run {
+    ) throws -> RoundJSON {
         // The fan-out: an in-process server on a temporary socket with N reading clients.
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -310,31 +288,19 @@ enum BenchCommand {
 
         let processMs = stages.tracking.total + stages.expressions.total + stages.socket.total
         let totalMs = processMs + stages.decode.total
-        let fpsTotal = Double(frames) / (totalMs / 1000)
-        let fpsProcess = Double(frames) / (processMs / 1000)
-        var text = BenchReport(file: file, frames: frames, repeats: repeats, clients: clientCount).header
-        text += String(format: "fps: decode+process %.1f, process only %.1f\n", fpsTotal, fpsProcess)
-        text += "stage            mean ms   p99 ms\n"
         var stageFigures: [RoundJSON.Stage] = []
         for (name, var s) in [
-            ("decode", stages.decode), ("tracking", stages.tracking), ("  detection", stages.detection),
-            ("  landmarks", stages.landmarks), ("  eye/pose", stages.measures),
+            ("decode", stages.decode), ("tracking", stages.tracking), ("detection", stages.detection),
+            ("landmarks", stages.landmarks), ("eye/pose", stages.measures),
             ("expressions", stages.expressions), ("encode+socket", stages.socket),
         ] {
-            text +=
-                name.padding(toLength: 14, withPad: " ", startingAt: 0)
-                + String(format: " %9.3f %8.3f\n", s.mean, s.percentile(99))
-            stageFigures.append(
-                .init(name: name.trimmingCharacters(in: .whitespaces), meanMs: s.mean, p99Ms: s.percentile(99)))
+            stageFigures.append(.init(name: name, meanMs: s.mean, p99Ms: s.percentile(99)))
         }
-        let perHundred = Double(detections) * 100 / Double(max(1, frames))
-        text += String(format: "detections per 100 frames: %.1f\n", perHundred)
-        text += "lines published: \(lines); received per client: \(delivered.map(String.init).joined(separator: ","))\n"
-        let json = RoundJSON(
+        return RoundJSON(
             frames: frames, repeats: repeats, clients: clientCount,
-            fps: Ratio(total: fpsTotal, process: fpsProcess), stages: stageFigures,
-            detectionsPer100Frames: perHundred, linesPublished: lines, receivedPerClient: delivered)
-        return Run(text: text, fpsTotal: fpsTotal, fpsProcess: fpsProcess, json: json)
+            fps: Ratio(total: Double(frames) / (totalMs / 1000), process: Double(frames) / (processMs / 1000)),
+            stages: stageFigures, detectionsPer100Frames: Double(detections) * 100 / Double(max(1, frames)),
+            linesPublished: lines, receivedPerClient: delivered)
     }
 
     /// A fresh private directory for a bench socket (mkdtemp(3) under /tmp); the caller removes it.
