@@ -26,7 +26,6 @@ PEOPLE = os.path.normpath(os.path.join(SHARED, "fixtures", "people"))
 TOOL = os.path.normpath(os.path.join(SHARED, "tools", "make_wink.py"))
 PY = sys.executable
 CONTEXT_S = 2.0
-ENV = dict(os.environ)
 ROOT = None  # set from the command line
 
 # source clip, tag, wink span (inclusive frames, both eyes shut in the source), donor frame (both eyes open), why
@@ -173,7 +172,7 @@ def main():
                 print(f"{name}: labels rewritten")
                 continue
             r = subprocess.run([PY, TOOL, vid, full, "--keep-open", keep, "--span", str(s), str(e),
-                                "--donor", str(donor)], env=ENV, capture_output=True, text=True)
+                                "--donor", str(donor)], capture_output=True, text=True)
             if r.returncode != 0:
                 sys.exit(f"make_wink failed for {name}: {r.stderr[-2000:]}")
             warn = [l for l in r.stderr.splitlines() if "no face" in l]

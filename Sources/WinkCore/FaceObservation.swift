@@ -39,16 +39,15 @@ public struct FaceQuality: Sendable, Equatable {
     /// the mouth measures need (the jaw drop is the nose-to-chin distance per interocular distance).
     public var mouthVisibleFraction: Float
 
-    /// The region fractions default to the whole face's.
     public init(
-        interocularPixels: Float, medianBrightness: Float, visibleFraction: Float, eyesVisibleFraction: Float? = nil,
-        mouthVisibleFraction: Float? = nil
+        interocularPixels: Float, medianBrightness: Float, visibleFraction: Float, eyesVisibleFraction: Float,
+        mouthVisibleFraction: Float
     ) {
         self.interocularPixels = interocularPixels
         self.medianBrightness = medianBrightness
         self.visibleFraction = visibleFraction
-        self.eyesVisibleFraction = eyesVisibleFraction ?? visibleFraction
-        self.mouthVisibleFraction = mouthVisibleFraction ?? visibleFraction
+        self.eyesVisibleFraction = eyesVisibleFraction
+        self.mouthVisibleFraction = mouthVisibleFraction
     }
 }
 
