@@ -28,6 +28,19 @@ constexpr double pose_model[7][3] = {
 };
 constexpr int pose_index[7] = {30, 8, 36, 45, 48, 54, 27};
 
+// The same model's points that do not move with an expression (nose tip, outer eye corners, nose root):
+// the chin drops with the jaw and the mouth corners move with every smile, pout or 'O', and a 7-point fit
+// reads them as a turn (a frontal face reads yaw -18 degrees with its mouth closed and -31 with an 'O'
+// mouth on liveportrait_d18; a toothy smile reads up to 24 on liveportrait_old_d5). The yaw comes from
+// these four, refined from the 7-point solution.
+constexpr double rigid_model[4][3] = {
+    {0.0, 0.0, 0.0},          // 30
+    {-225.0, -170.0, 135.0},  // 36
+    {225.0, -170.0, 135.0},   // 45
+    {0.0, -170.0, 90.0},      // 27
+};
+constexpr int rigid_index[4] = {30, 36, 45, 27};
+
 // R = Rodrigues(r) (row-major) and dR[i] = dR/dr_i, by cvRodrigues2's formulas (R = I and the first-order
 // derivative below DBL_EPSILON).
 void rodrigues(const double r[3], double R[9], double dR[3][9]) {
@@ -60,15 +73,16 @@ void rodrigues(const double r[3], double R[9], double dR[3][9]) {
     }
 }
 
-// cvProjectPoints2 without distortion: the model under pose p = (rvec, tvec) through a pinhole camera of
-// focal length f and principal point (cx, cy); err = projected - observed (pixels, x then y per point)
-// and, with J, its Jacobian with respect to p.
-void project_model(const double p[6], const double img[7][2], double f, double cx, double cy, double err[14],
-                   double (*J)[6]) {
+// cvProjectPoints2 without distortion: the N-point model under pose p = (rvec, tvec) through a pinhole
+// camera of focal length f and principal point (cx, cy); err = projected - observed (pixels, x then y per
+// point) and, with J, its Jacobian with respect to p.
+template <int N>
+void project_model(const double (&model)[N][3], const double p[6], const double (&img)[N][2], double f, double cx,
+                   double cy, double (&err)[2 * N], double (*J)[6]) {
     double R[9], dR[3][9];
     rodrigues(p, R, dR);
-    for (int i = 0; i < 7; i++) {
-        const double *M = pose_model[i];
+    for (int i = 0; i < N; i++) {
+        const double *M = model[i];
         const double X = R[0] * M[0] + R[1] * M[1] + R[2] * M[2] + p[3];
         const double Y = R[3] * M[0] + R[4] * M[1] + R[5] * M[2] + p[4];
         const double Z = R[6] * M[0] + R[7] * M[1] + R[8] * M[2] + p[5];
@@ -118,9 +132,10 @@ bool solve6(const double A[6][6], const double b[6], double x[6]) {
     return true;
 }
 
-double norm14(const double e[14]) {
+template <int K>
+double norm(const double (&e)[K]) {
     double s = 0;
-    for (int i = 0; i < 14; i++) s += e[i] * e[i];
+    for (int i = 0; i < K; i++) s += e[i] * e[i];
     return std::sqrt(s);
 }
 
@@ -132,18 +147,20 @@ double norm14(const double e[14]) {
 // leaves the error surface so flat that OpenCV often stops degrees away from the minimum, and winkd's
 // poses are OpenCV's. Solved by Cholesky instead of OpenCV's SVD (the same solution to rounding), with
 // no heap allocation, in about a tenth of OpenCV's time. p is updated in place.
-void opencv_pose_refinement(double p[6], const double img[7][2], double f, double cx, double cy) {
-    double err[14], J[14][6], JtJ[6][6], JtErr[6], prev[6];
+template <int N>
+void opencv_pose_refinement(const double (&model)[N][3], double p[6], const double (&img)[N][2], double f, double cx,
+                            double cy) {
+    double err[2 * N], J[2 * N][6], JtJ[6][6], JtErr[6], prev[6];
     int lambdaLg10 = -3, iters = 0;
     double prevErrNorm = 0;
-    project_model(p, img, f, cx, cy, err, J);
+    project_model(model, p, img, f, cx, cy, err, J);
     for (;;) {
         for (int a = 0; a < 6; a++) {
             JtErr[a] = 0;
-            for (int i = 0; i < 14; i++) JtErr[a] += J[i][a] * err[i];
+            for (int i = 0; i < 2 * N; i++) JtErr[a] += J[i][a] * err[i];
             for (int b = 0; b < 6; b++) {
                 double s = 0;
-                for (int i = 0; i < 14; i++) s += J[i][a] * J[i][b];
+                for (int i = 0; i < 2 * N; i++) s += J[i][a] * J[i][b];
                 JtJ[a][b] = s;
             }
         }
@@ -157,10 +174,10 @@ void opencv_pose_refinement(double p[6], const double img[7][2], double f, doubl
             for (int k = 0; k < 6; k++) p[k] = prev[k] - x[k];
         };
         step();
-        if (iters == 0) prevErrNorm = norm14(err);
+        if (iters == 0) prevErrNorm = norm(err);
         for (;;) {
-            project_model(p, img, f, cx, cy, err, nullptr);
-            const double errNorm = norm14(err);
+            project_model(model, p, img, f, cx, cy, err, nullptr);
+            const double errNorm = norm(err);
             if (errNorm > prevErrNorm && ++lambdaLg10 <= 16) {
                 step();
                 continue;
@@ -175,7 +192,7 @@ void opencv_pose_refinement(double p[6], const double img[7][2], double f, doubl
             prevErrNorm = errNorm;
             break;
         }
-        project_model(p, img, f, cx, cy, err, J);
+        project_model(model, p, img, f, cx, cy, err, J);
     }
 }
 
@@ -198,10 +215,14 @@ extern "C" {
 wv_status wv_head_pose(const float *xy, int width, int height, float *yaw, float *pitch, float *roll) {
     if (!xy || width <= 0 || height <= 0 || !yaw || !pitch || !roll) return WV_BAD_ARGUMENT;
     try {
-        double img[7][2];
+        double img[7][2], rigid[4][2];
         for (int k = 0; k < 7; k++) {
             img[k][0] = xy[2 * pose_index[k]];
             img[k][1] = xy[2 * pose_index[k] + 1];
+        }
+        for (int k = 0; k < 4; k++) {
+            rigid[k][0] = xy[2 * rigid_index[k]];
+            rigid[k][1] = xy[2 * rigid_index[k] + 1];
         }
         const double f = width, cx = width / 2.0, cy = height / 2.0;
         // Start from a frontal face at the distance its eye-corner span implies, so the solver converges to
@@ -209,10 +230,15 @@ wv_status wv_head_pose(const float *xy, int width, int height, float *yaw, float
         const double iod = std::max(1.0, std::hypot(img[3][0] - img[2][0], img[3][1] - img[2][1]));
         const double z = f * 450.0 / iod;
         double p[6] = {0, 0, 0, (img[0][0] - cx) * z / f, (img[0][1] - cy) * z / f, z};
-        opencv_pose_refinement(p, img, f, cx, cy);
+        opencv_pose_refinement(pose_model, p, img, f, cx, cy);
         double R[9], dR[3][9];
         rodrigues(p, R, dR);
-        return pose_angles(cv::Matx33d(R), yaw, pitch, roll) ? WV_OK : WV_INTERNAL;
+        float ignoredYaw;
+        if (!pose_angles(cv::Matx33d(R), &ignoredYaw, pitch, roll)) return WV_INTERNAL;
+        opencv_pose_refinement(rigid_model, p, rigid, f, cx, cy);
+        rodrigues(p, R, dR);
+        float ignoredPitch, ignoredRoll;
+        return pose_angles(cv::Matx33d(R), yaw, &ignoredPitch, &ignoredRoll) ? WV_OK : WV_INTERNAL;
     } catch (...) {
         return WV_INTERNAL;
     }
@@ -221,20 +247,26 @@ wv_status wv_head_pose(const float *xy, int width, int height, float *yaw, float
 wv_status wv_head_pose_opencv(const float *xy, int width, int height, float *yaw, float *pitch, float *roll) {
     if (!xy || width <= 0 || height <= 0 || !yaw || !pitch || !roll) return WV_BAD_ARGUMENT;
     try {
-        std::vector<cv::Point3d> object;
-        for (const auto &p : pose_model) object.emplace_back(p[0], p[1], p[2]);
-        std::vector<cv::Point2d> image;
-        for (int i : pose_index) image.emplace_back(xy[2 * i], xy[2 * i + 1]);
-        double f = width;
-        cv::Matx33d camera(f, 0, width / 2.0, 0, f, height / 2.0, 0, 0, 1);
-        const double iod = std::max(1.0, std::hypot(image[3].x - image[2].x, image[3].y - image[2].y));
-        const double z = f * 450.0 / iod;
-        cv::Vec3d rvec(0, 0, 0), tvec((image[0].x - width / 2.0) * z / f, (image[0].y - height / 2.0) * z / f, z);
-        if (!cv::solvePnP(object, image, camera, cv::noArray(), rvec, tvec, true, cv::SOLVEPNP_ITERATIVE))
-            return WV_INTERNAL;
+        cv::Matx33d camera(width, 0, width / 2.0, 0, width, height / 2.0, 0, 0, 1);
+        auto solve = [&](const auto &model, const auto &index, cv::Vec3d &rvec, cv::Vec3d &tvec) {
+            std::vector<cv::Point3d> object;
+            for (const auto &p : model) object.emplace_back(p[0], p[1], p[2]);
+            std::vector<cv::Point2d> image;
+            for (int i : index) image.emplace_back(xy[2 * i], xy[2 * i + 1]);
+            return cv::solvePnP(object, image, camera, cv::noArray(), rvec, tvec, true, cv::SOLVEPNP_ITERATIVE);
+        };
+        const double dx = xy[2 * 45] - xy[2 * 36], dy = xy[2 * 45 + 1] - xy[2 * 36 + 1];
+        const double z = width * 450.0 / std::max(1.0, std::hypot(dx, dy));
+        cv::Vec3d rvec(0, 0, 0), tvec((xy[2 * 30] - width / 2.0) * z / width, (xy[2 * 30 + 1] - height / 2.0) * z / width,
+                                      z);
+        if (!solve(pose_model, pose_index, rvec, tvec)) return WV_INTERNAL;
         cv::Matx33d R;
         cv::Rodrigues(rvec, R);
-        return pose_angles(R, yaw, pitch, roll) ? WV_OK : WV_INTERNAL;
+        float ignoredYaw, ignoredPitch, ignoredRoll;
+        if (!pose_angles(R, &ignoredYaw, pitch, roll)) return WV_INTERNAL;
+        if (!solve(rigid_model, rigid_index, rvec, tvec)) return WV_INTERNAL;
+        cv::Rodrigues(rvec, R);
+        return pose_angles(R, yaw, &ignoredPitch, &ignoredRoll) ? WV_OK : WV_INTERNAL;
     } catch (...) {
         return WV_INTERNAL;
     }

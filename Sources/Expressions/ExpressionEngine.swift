@@ -2,7 +2,9 @@ import WinkCore
 
 /// Face-quality limits: outside them no eye or mouth event starts, and running ones end.
 public struct QualityGate: Sendable, Equatable, Codable {
-    /// Largest |yaw| in degrees at which the mouth is still measured (its widths are foreshortened beyond).
+    /// Largest |yaw| in degrees at which the mouth is still measured (beyond, the cheek starts to hide the
+    /// far mouth corner). The yaw is the rigid points' (`wv_head_pose`): on the people set any limit from
+    /// 24 to 40 degrees scores the same.
     public var maximumYaw: Float = 30
     /// Largest |yaw| in degrees at which the eyes are still measured. The eye-state model judges each eye
     /// from its own pixels and still sees a blink on a face turned 45 degrees (on the people set, 4 of 54

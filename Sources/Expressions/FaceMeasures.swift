@@ -6,9 +6,12 @@ import WinkCore
 
 /// Scale-free geometric and pixel measures of one face, the raw material of the blend-shape coefficients.
 ///
-/// Lengths are divided by the outer-eye-corner distance (iBUG 36-45), so they do not depend on the
-/// face's size in pixels; `yaw`-dependent horizontal foreshortening is undone by dividing horizontal
-/// components by cos(yaw).
+/// Lengths are divided by the face's outer-eye-corner distance (iBUG 36-45), so they do not depend on the
+/// face's size in pixels. On a face turned by `yaw` that distance is foreshortened in the image by about
+/// cos(yaw), as every horizontal length of the face is, while vertical lengths are not: so horizontal
+/// lengths are divided by the image distance as they are (their foreshortening cancels), and vertical
+/// ones by the distance undone, image distance / cos(yaw) (else a turn would read as a dropped jaw or
+/// lifted corners). The yaw is the rigid points' (`wv_head_pose`), which an expression does not move.
 public struct FaceMeasures: Sendable, Equatable {
     /// Eye aspect ratio per eye (Soukupova & Cech 2016), person's own left/right.
     public var eyeAspectLeft: Float
@@ -61,8 +64,9 @@ public struct FaceMeasures: Sendable, Equatable {
         let ux = eyeAxis / iod  // the face's x axis, toward the person's left
         let uy = PixelPoint(-ux.y, ux.x)  // the face's y axis, downward
         let cosYaw = max(0.5, cos(face.pose.yaw * .pi / 180))
-        func down(_ a: Int, _ b: Int) -> Float { ((lm[b] - lm[a]) * uy).sum() / iod }  // b below a
-        func across(_ a: Int, _ b: Int) -> Float { ((lm[b] - lm[a]) * ux).sum() / iod / cosYaw }
+        let faceWidth = iod / cosYaw  // the eye-corner distance the face would show turned to the camera
+        func down(_ a: Int, _ b: Int) -> Float { ((lm[b] - lm[a]) * uy).sum() / faceWidth }  // b below a
+        func across(_ a: Int, _ b: Int) -> Float { ((lm[b] - lm[a]) * ux).sum() / iod }
         eyeAspectLeft = face.leftEye.aspectRatio
         eyeAspectRight = face.rightEye.aspectRatio
         eyeClosedLeft = face.leftEye.closedProbability
@@ -71,11 +75,11 @@ public struct FaceMeasures: Sendable, Equatable {
         lipGap = (down(61, 67) + down(62, 66) + down(63, 65)) / 3
         mouthWidth = across(48, 54)
         let lipCentre = (lm[51] + lm[57]) / 2
-        cornerLiftLeft = ((lipCentre - lm[54]) * uy).sum() / iod
-        cornerLiftRight = ((lipCentre - lm[48]) * uy).sum() / iod
+        cornerLiftLeft = ((lipCentre - lm[54]) * uy).sum() / faceWidth
+        cornerLiftRight = ((lipCentre - lm[48]) * uy).sum() / faceWidth
         innerBrowHeight = (down(21, 39) + down(22, 42)) / 2
-        browHeightLeft = ((lm[44] + lm[43]) / 2 - lm[24]).dot(uy) / iod
-        browHeightRight = ((lm[37] + lm[38]) / 2 - lm[19]).dot(uy) / iod
+        browHeightLeft = ((lm[44] + lm[43]) / 2 - lm[24]).dot(uy) / faceWidth
+        browHeightRight = ((lm[37] + lm[38]) / 2 - lm[19]).dot(uy) / faceWidth
     }
 }
 

@@ -39,6 +39,28 @@ struct FaceTrackerTests {
         #expect(abs(turned.pose.yaw) > 20, "yaw \(turned.pose.yaw)")
     }
 
+    /// An open mouth is not a head turn: liveportrait_d18 faces the camera and opens his mouth wide ('O',
+    /// frames 63-96). The pose once fitted the chin and mouth corners too and read yaw -18 degrees with the
+    /// mouth closed and -31 with it open, which closed the mouth gate and lost the mouthOpen; the yaw now
+    /// comes from the rigid points (nose, eye corners) and stays within a few degrees of frontal.
+    @Test func anOpenMouthIsNotAHeadTurn() throws {
+        let source = try openMediaFile(
+            path: Self.fixtures.appendingPathComponent("people/video/liveportrait_d18.mp4").path)
+        let tracker = FaceTracker(predictor: Self.predictor)
+        let buffer = PixelBuffer()
+        var closed = [Float](), open = [Float](), frame = 0
+        while try source.read(into: buffer) != nil {
+            defer { frame += 1 }
+            guard let face = try tracker.process(buffer) else { continue }
+            #expect(abs(face.pose.yaw) < 15, "frame \(frame): yaw \(face.pose.yaw)")
+            if frame <= 60 { closed.append(face.pose.yaw) }
+            if (63...96).contains(frame) { open.append(face.pose.yaw) }
+        }
+        func mean(_ a: [Float]) -> Float { a.reduce(0, +) / Float(max(1, a.count)) }
+        #expect(closed.count > 50 && open.count > 30)
+        #expect(abs(mean(open) - mean(closed)) < 4, "closed \(mean(closed)), open \(mean(open))")
+    }
+
     @Test func mirroredSettingSwapsTheEyesBack() throws {
         var settings = TrackerSettings()
         settings.mirrored = true

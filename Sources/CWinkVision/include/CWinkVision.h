@@ -170,11 +170,14 @@ void wv_opencv_single_thread(void);
 /// focal length = image width and the principal point at the image centre, from a frontal face at the
 /// distance the eye corners imply, by OpenCV `solvePnP`'s SOLVEPNP_ITERATIVE Levenberg-Marquardt
 /// replicated step for step (`wv_head_pose_opencv` calls OpenCV itself): the same angles to rounding, in
-/// about a tenth of the time and without heap allocation. Writes yaw, pitch, roll in degrees (see
-/// WinkCore.HeadPose for signs). Thread-safe.
+/// about a tenth of the time and without heap allocation. Pitch and roll are that fit's; the yaw is then
+/// refined from it on the four rigid points alone (nose tip, nose root, outer eye corners), since the chin
+/// and mouth corners move with the jaw and lips and the 7-point fit reads an open mouth or a smile as a
+/// turn (up to 13 and 24 degrees on frontal faces of the people set). Writes yaw, pitch, roll in degrees
+/// (see WinkCore.HeadPose for signs). Thread-safe.
 wv_status wv_head_pose(const float *xy, int width, int height, float *yaw, float *pitch, float *roll);
 
-/// `wv_head_pose` through OpenCV's cv::solvePnP (SOLVEPNP_ITERATIVE, same model, camera and start), to
+/// `wv_head_pose` through OpenCV's cv::solvePnP (SOLVEPNP_ITERATIVE, same models, camera and starts), to
 /// check it against OpenCV: for tests, not for the frame path (it allocates). Thread-safe.
 wv_status wv_head_pose_opencv(const float *xy, int width, int height, float *yaw, float *pitch, float *roll);
 
