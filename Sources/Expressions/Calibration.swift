@@ -26,6 +26,15 @@ public final class Calibration {
         /// as neutral within its first minutes; a face that only looks expressive to the population prior
         /// (a naturally wide mouth) is still learned, in tens of seconds instead of seconds.
         public var expressiveSamplesPerSecond: Double = 1
+        /// The highest closed-probability (0...1, the eye-state model's `eyeClosedLeft`/`Right`) the
+        /// neutral may take. The model judges each eye against eyes of many people, so an open eye reads
+        /// near 0 on everyone (at most 0.02 as learned on each of the 12 people of the fixtures, glasses
+        /// included, once a few seconds are in); what lifts the learned level is lids lowered for most of
+        /// the window, as while looking down for seconds (0.6 within 5 s on liveportrait_d3). Learned as
+        /// neutral, that hides the half-closed other eye from the wink rows' "other eye open" cap, and the
+        /// far eye of a downcast face reads as a wink. 0.2 leaves ten times the open-eye level for glare on
+        /// glasses or a dark room.
+        public var maximumNeutralEyeClosed: Double = 0.2
         public init() {}
     }
 
@@ -53,7 +62,7 @@ public final class Calibration {
     public init(prior: FaceMeasures = CoefficientModel.populationNeutral, settings: Settings = Settings()) {
         self.settings = settings
         self.prior = prior
-        neutral = prior
+        neutral = Self.bounded(prior, settings)
         let capacity = max(8, Int(settings.windowSeconds * settings.samplesPerSecond))
         ring = Array(repeating: prior, count: capacity)
         sorted = Array(repeating: 0, count: capacity * Self.percentiles.count)
@@ -67,7 +76,7 @@ public final class Calibration {
         count = 0
         next = 0
         lastSampleTime = -.infinity
-        neutral = prior
+        neutral = Self.bounded(prior, settings)
     }
 
     /// Adds `m` measured at `time` seconds (frame timestamp) and updates `neutral`. Samples closer than
@@ -97,6 +106,16 @@ public final class Calibration {
                 neutral[keyPath: key] = (w * prior[keyPath: key] + n * estimate) / (w + n)
             }
         }
+        neutral = Self.bounded(neutral, settings)
+    }
+
+    /// `m` with its closed-probabilities at most `settings.maximumNeutralEyeClosed`.
+    private static func bounded(_ m: FaceMeasures, _ settings: Settings) -> FaceMeasures {
+        var m = m
+        let cap = Float(settings.maximumNeutralEyeClosed)
+        m.eyeClosedLeft = min(m.eyeClosedLeft, cap)
+        m.eyeClosedRight = min(m.eyeClosedRight, cap)
+        return m
     }
 
     /// The order of `sorted`'s rows: ascending, NaN after every number.

@@ -210,6 +210,11 @@ public struct Configuration: Sendable {
         ] where !(value >= 0) {
             problems.append("quality.\(key): expected a number >= 0, got \(value)")
         }
+        if !(0...1).contains(c.calibration.maximumNeutralEyeClosed) {
+            problems.append(
+                "calibration.maximumNeutralEyeClosed: expected a probability in 0...1, got "
+                    + "\(c.calibration.maximumNeutralEyeClosed)")
+        }
         if !(0...1).contains(c.quality.minimumVisible) {
             problems.append("quality.minimumVisible: expected a fraction in 0...1, got \(c.quality.minimumVisible)")
         }

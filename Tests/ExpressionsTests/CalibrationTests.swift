@@ -26,6 +26,41 @@ struct CalibrationTests {
         #expect(abs(calibration.neutral.eyeAspectLeft - 0.2) < 0.02)
     }
 
+    /// Lids lowered while looking down for most of the window (liveportrait_d3: the eye-state model reads
+    /// 0.3-1.0 for seconds) are not an open eye: the learned closed-probability stays at most 0.2, so a
+    /// half-closed eye still counts as closing against it; a level an open eye reads (glare on glasses) is
+    /// learned as it is.
+    @Test func loweredLidsAreNotLearnedAsOpenEyes() {
+        let model = CoefficientModel()
+        let calibration = Calibration(prior: CoefficientModel.populationNeutral)
+        var m = CoefficientModel.populationNeutral
+        m.eyeClosedLeft = 0.6
+        m.eyeClosedRight = 0.9
+        var t = 0.0
+        for _ in 0..<300 {  // 10 s looking down from the start
+            calibration.observe(m, time: t)
+            t += 1.0 / 30
+        }
+        #expect(calibration.neutral.eyeClosedLeft == 0.2 && calibration.neutral.eyeClosedRight == 0.2)
+        // The left eye half closed (0.6) reads as closing, not as neutral: 0.85 x (0.6 - 0.2 - 0.1) / 0.8.
+        var half = calibration.neutral
+        half.eyeClosedLeft = 0.6
+        let c = model.coefficients(half, neutral: calibration.neutral)
+        #expect(abs(c[.eyeBlinkLeft] - 0.85 * 0.3 / 0.8) < 1e-5, "\(c[.eyeBlinkLeft])")
+        // Open eyes reading 0.08 (glare on glasses) are learned as they are.
+        m.eyeClosedLeft = 0.08
+        m.eyeClosedRight = 0.08
+        for _ in 0..<1800 {
+            calibration.observe(m, time: t)
+            t += 1.0 / 30
+        }
+        #expect(abs(calibration.neutral.eyeClosedLeft - 0.08) < 1e-3)
+        // A stored profile above the bound is bounded too.
+        var prior = CoefficientModel.populationNeutral
+        prior.eyeClosedRight = 0.7
+        #expect(Calibration(prior: prior).neutral.eyeClosedRight == 0.2)
+    }
+
     @Test func coefficientsAreRelativeToNeutralAndScaleFree() {
         let model = CoefficientModel()
         var n = CoefficientModel.populationNeutral
@@ -57,6 +92,7 @@ struct CalibrationTests {
             var settings = Calibration.Settings()
             settings.windowSeconds = [1, 3, 6, 60][trial % 4]
             settings.samplesPerSecond = 10
+            settings.maximumNeutralEyeClosed = .infinity  // the bound is tested on its own (below)
             let calibration = Calibration(prior: CoefficientModel.populationNeutral, settings: settings)
             var reference = SortingCalibration(prior: CoefficientModel.populationNeutral, settings: settings)
             var t = 0.0

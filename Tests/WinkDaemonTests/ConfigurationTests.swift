@@ -118,4 +118,18 @@ extension ConfigurationTests {
         #expect(throws: Configuration.Invalid.self) { try parse(#"{"quality": {"minimumVisible": 2}}"#) }
         #expect(throws: Never.self) { try parse(#"{"quality": {"maximumYaw": 20}}"#) }
     }
+
+    @Test func theNeutralEyeBoundIsAProbability() throws {
+        do {
+            _ = try parse(#"{"calibration": {"maximumNeutralEyeClosed": 1.5}}"#)
+            Issue.record("accepted 1.5")
+        } catch let e as Configuration.Invalid {
+            #expect(
+                e.problems == ["calibration.maximumNeutralEyeClosed: expected a probability in 0...1, got 1.5"],
+                "\(e.problems)")
+        }
+        let given = try parse(#"{"calibration": {"maximumNeutralEyeClosed": 0.3}}"#)
+        #expect(given.calibration.maximumNeutralEyeClosed == 0.3)
+        #expect(Configuration().calibration.maximumNeutralEyeClosed == 0.2)
+    }
 }
