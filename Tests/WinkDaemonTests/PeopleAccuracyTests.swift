@@ -19,11 +19,11 @@ struct PeopleAccuracyTests {
         ("liveportrait_d11", 2, 0),
         ("liveportrait_d13", 7, 0),
         ("liveportrait_d14", 13, 1),
-        ("liveportrait_d18", 5, 0),
+        ("liveportrait_d18", 6, 0),
         ("liveportrait_d3", 5, 0),
         ("liveportrait_d9", 16, 0),
         ("liveportrait_old_d5", 5, 1),
-        ("pcavs_vox_Audio_Source_00104", 6, 2),
+        ("pcavs_vox_Audio_Source_00104", 6, 1),
         ("pcavs_vox_Pose_Source_741400163", 1, 0),
         ("tpsmm_driving_vox", 6, 0),
         ("videoretalking_face_4", 8, 0),
@@ -46,15 +46,17 @@ struct PeopleAccuracyTests {
         #expect(result.falseWinks.isEmpty, "\(clip): \(result.findings)")
         if clip == "liveportrait_d3" {
             // Lids lowered while looking down (60-167, 209-276; dontcare in the labels, so the score does not
-            // see them): no wink, and blink/eyesClosed starts held at 3 (5 before the blink and eyesClosed rows
+            // see them): no wink, and blink/eyesClosed starts held at 4 (5 before the blink and eyesClosed rows
             // re-armed only on open eyes: the blink at 70 is the real one of 56-59 running into the lowered
-            // lids, 231 an eyesClosed of lids nearly shut for 40 frames).
+            // lids, 231 an eyesClosed of lids nearly shut for 40 frames; 3 until the learned open-eye level was
+            // bounded (`Calibration.Settings.maximumNeutralEyeClosed`), which read the lids at 155-161 as shut
+            // rather than learn them as open, and so ended a false wink there in the noise).
             let down = events.filter { e in
                 ((60...167).contains(e.frame) || (209...276).contains(e.frame)) && e.phase != .ended
             }
             #expect(!down.contains { $0.event.hasPrefix("wink") }, "\(down)")
             let closures = down.filter { $0.event == "blink" || $0.event == "eyesClosed" }
-            #expect(closures.count <= 3, "\(closures.map { "\($0.event)@\($0.frame)" })")
+            #expect(closures.count <= 4, "\(closures.map { "\($0.event)@\($0.frame)" })")
             // The only real winks of the set: the person's left eye at 6-20, the right at 32-47.
             let winks = events.filter { $0.event.hasPrefix("wink") && $0.phase == .began }
             #expect(winks.map(\.event) == ["winkLeft", "winkRight"], "\(winks)")
