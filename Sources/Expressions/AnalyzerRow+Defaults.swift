@@ -29,8 +29,12 @@ extension AnalyzerRow {
     ///   18 of 20 made winks; 0.5 / 0.35 gave 3 false winks on Eyeblink8, 0.6 / 0.45 one; a factor 2 on the
     ///   other eye lost a made wink whose open eye flickered to 0.5; a 0.2 s hold gave a false wink.
     /// - `smile`: mean of both smile coefficients, held 0.15 s (a smile flickering across speech is not one).
-    /// `mouthOpen`: the jaw dropped (nose-chin distance, not the
-    ///   lip gap, so a toothy smile does not count) for at least 0.25 s, so speech does not trigger it.
+    /// - `mouthOpen`: the jaw dropped (nose-chin distance, so a toothy smile does not count) with the lips
+    ///   apart, for at least 0.25 s, so speech does not trigger it. The value is ARKit's open mouth,
+    ///   `jawOpen - mouthClose` (`mouthClose` is the part of `jawOpen` made with the lips together): a jaw
+    ///   moved behind sealed lips, as in a pucker or puffed cheeks, is not an open mouth
+    ///   (liveportrait_old_d5's pucker at 37-62 read jawOpen 0.87 with the lips 0.02-0.04 apart, against
+    ///   0.17-0.21 in its 'O' at 65-95).
     public static let defaultTable: [AnalyzerRow] = {
         func f(_ s: String) -> Formula {
             do { return try Formula(parsing: s) } catch { fatalError("default formula '\(s)': \(error)") }
@@ -55,7 +59,7 @@ extension AnalyzerRow {
                 event: EventName.smile, kind: .held, value: f("(mouthSmileLeft + mouthSmileRight) / 2"),
                 enter: 0.5, exit: 0.3, minDuration: 0.15, cooldown: 0.5, gate: .mouth, releaseDelay: 0.1),
             AnalyzerRow(
-                event: EventName.mouthOpen, kind: .held, value: f("jawOpen"),
+                event: EventName.mouthOpen, kind: .held, value: f("jawOpen - mouthClose"),
                 enter: 0.5, exit: 0.3, minDuration: 0.25, cooldown: 0.2, gate: .mouth, releaseDelay: 0.1),
         ]
     }()

@@ -97,6 +97,31 @@ struct AnalyzerTableTests {
         #expect(s.summary.last == "mouthOpen:began@18")
     }
 
+    /// The default mouthOpen is ARKit's open mouth, jawOpen - mouthClose: a jaw dropped behind sealed lips
+    /// (a pucker, puffed cheeks: liveportrait_old_d5 37-62) is not an open mouth; with the lips apart it is.
+    @Test func aJawMovedBehindSealedLipsIsNotAnOpenMouth() {
+        let model = CoefficientModel()
+        var neutral = CoefficientModel.populationNeutral
+        neutral.lipGap = 0.002
+        var pucker = neutral
+        pucker.jawDrop = neutral.jawDrop + 0.34  // old_d5's pucker: jawOpen 0.87
+        pucker.lipGap = 0.03
+        var open = pucker
+        open.lipGap = 0.2
+        var s = Script(AnalyzerRow.defaultTable)
+        func feed(_ m: FaceMeasures, times: Int) {
+            let c = model.coefficients(m, neutral: neutral)
+            s.feed([(.jawOpen, c[.jawOpen]), (.mouthClose, c[.mouthClose])], times: times)
+        }
+        feed(pucker, times: 30)
+        #expect(model.coefficients(pucker, neutral: neutral)[.jawOpen] > 0.8)
+        #expect(s.summary.isEmpty, "\(s.summary)")
+        feed(neutral, times: 10)
+        feed(open, times: 12)
+        feed(neutral, times: 6)
+        #expect(s.summary == ["mouthOpen:began@48", "mouthOpen:ended@55"], "\(s.summary)")
+    }
+
     @Test func suppressionCancelsAWinkWhileBothEyesClose() {
         var s = Script(AnalyzerRow.defaultTable)
         // Left eye closes one frame before the right: a blink, not a wink.

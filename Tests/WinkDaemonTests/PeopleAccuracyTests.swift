@@ -22,7 +22,7 @@ struct PeopleAccuracyTests {
         ("liveportrait_d18", 6, 0),
         ("liveportrait_d3", 5, 0),
         ("liveportrait_d9", 16, 0),
-        ("liveportrait_old_d5", 5, 1),
+        ("liveportrait_old_d5", 5, 0),
         ("pcavs_vox_Audio_Source_00104", 6, 1),
         ("pcavs_vox_Pose_Source_741400163", 1, 0),
         ("tpsmm_driving_vox", 6, 0),
