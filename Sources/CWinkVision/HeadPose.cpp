@@ -33,13 +33,20 @@ constexpr int pose_index[7] = {30, 8, 36, 45, 48, 54, 27};
 // reads them as a turn (a frontal face reads yaw -18 degrees with its mouth closed and -31 with an 'O'
 // mouth on liveportrait_d18; a toothy smile reads up to 24 on liveportrait_old_d5). The yaw comes from
 // these four, refined from the 7-point solution.
-constexpr double rigid_model[4][3] = {
-    {0.0, 0.0, 0.0},          // 30
-    {-225.0, -170.0, 135.0},  // 36
-    {225.0, -170.0, 135.0},   // 45
-    {0.0, -170.0, 90.0},      // 27
+constexpr int rigid_of_pose[4] = {0, 2, 3, 6};  // rows of pose_model: 30, 36, 45, 27
+struct RigidModel {
+    double model[4][3];
+    int index[4];
 };
-constexpr int rigid_index[4] = {30, 36, 45, 27};
+constexpr RigidModel make_rigid_model() {
+    RigidModel r{};
+    for (int k = 0; k < 4; k++) {
+        for (int j = 0; j < 3; j++) r.model[k][j] = pose_model[rigid_of_pose[k]][j];
+        r.index[k] = pose_index[rigid_of_pose[k]];
+    }
+    return r;
+}
+constexpr RigidModel rigid = make_rigid_model();
 
 // R = Rodrigues(r) (row-major) and dR[i] = dR/dr_i, by cvRodrigues2's formulas (R = I and the first-order
 // derivative below DBL_EPSILON).
@@ -215,14 +222,14 @@ extern "C" {
 wv_status wv_head_pose(const float *xy, int width, int height, float *yaw, float *pitch, float *roll) {
     if (!xy || width <= 0 || height <= 0 || !yaw || !pitch || !roll) return WV_BAD_ARGUMENT;
     try {
-        double img[7][2], rigid[4][2];
+        double img[7][2], rigid_img[4][2];
         for (int k = 0; k < 7; k++) {
             img[k][0] = xy[2 * pose_index[k]];
             img[k][1] = xy[2 * pose_index[k] + 1];
         }
         for (int k = 0; k < 4; k++) {
-            rigid[k][0] = xy[2 * rigid_index[k]];
-            rigid[k][1] = xy[2 * rigid_index[k] + 1];
+            rigid_img[k][0] = img[rigid_of_pose[k]][0];
+            rigid_img[k][1] = img[rigid_of_pose[k]][1];
         }
         const double f = width, cx = width / 2.0, cy = height / 2.0;
         // Start from a frontal face at the distance its eye-corner span implies, so the solver converges to
@@ -235,7 +242,7 @@ wv_status wv_head_pose(const float *xy, int width, int height, float *yaw, float
         rodrigues(p, R, dR);
         float ignoredYaw;
         if (!pose_angles(cv::Matx33d(R), &ignoredYaw, pitch, roll)) return WV_INTERNAL;
-        opencv_pose_refinement(rigid_model, p, rigid, f, cx, cy);
+        opencv_pose_refinement(rigid.model, p, rigid_img, f, cx, cy);
         rodrigues(p, R, dR);
         float ignoredPitch, ignoredRoll;
         return pose_angles(cv::Matx33d(R), yaw, &ignoredPitch, &ignoredRoll) ? WV_OK : WV_INTERNAL;
@@ -264,7 +271,7 @@ wv_status wv_head_pose_opencv(const float *xy, int width, int height, float *yaw
         cv::Rodrigues(rvec, R);
         float ignoredYaw, ignoredPitch, ignoredRoll;
         if (!pose_angles(R, &ignoredYaw, pitch, roll)) return WV_INTERNAL;
-        if (!solve(rigid_model, rigid_index, rvec, tvec)) return WV_INTERNAL;
+        if (!solve(rigid.model, rigid.index, rvec, tvec)) return WV_INTERNAL;
         cv::Rodrigues(rvec, R);
         return pose_angles(R, yaw, &ignoredPitch, &ignoredRoll) ? WV_OK : WV_INTERNAL;
     } catch (...) {
