@@ -170,6 +170,9 @@ def main():
     ap.add_argument("--cache", default="/tmp/winkd-eye-features")
     ap.add_argument("--lopo", action="store_true", help="print the leave-one-person-out ROC area per person")
     ap.add_argument("--write", action="store_true", help="write Sources/CWinkVision/EyeStateModel.inc")
+    ap.add_argument("--write-json", metavar="FILE",
+                    help="write the model fitted on all clips as JSON, for `winkctl analyze/evaluate --eye-model "
+                         "FILE` (to try a retrained model without rebuilding)")
     ap.add_argument("--lopo-events", action="store_true",
                     help="leave one person out at the event level: for each person, fit without them and score "
                          "their clips with `winkctl evaluate --eye-model` (the whole pipeline, SPEC.md scoring)")
@@ -201,6 +204,10 @@ def main():
         print(f"  mean roc_auc over people with closures: {np.nanmean(aucs):.3f}")
     if a.lopo_events:
         lopo_events(files, XT, yT, gT, a.winkctl, a.transform.split())
+    if a.write_json:
+        w, b = fit(XT, yT)
+        json.dump({"weights": [float(v) for v in w], "bias": float(b)}, open(a.write_json, "w"))
+        print(f"wrote {a.write_json}")
     if a.write:
         w, b = fit(XT, yT)
         out = os.path.join(REPO, "Sources", "CWinkVision", "EyeStateModel.inc")
