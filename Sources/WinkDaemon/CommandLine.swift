@@ -65,15 +65,23 @@ public struct Arguments {
         return value
     }
 
-    /// The value of `--name` as a number.
-    /// - Throws: `UsageError` when it is not a number within `range`.
+    /// The value of `--name` as a number, written in decimal (`12`, `-0.5`, `1e-3`; not `0x10`, `inf` or
+    /// `nan`, which Swift's own parsing would take).
+    /// - Throws: `UsageError` when it is not such a number within `range`; the range is written as in
+    ///   `--help` (`-180...180`, not `-180.0...180.0`).
     public mutating func number<T: LosslessStringConvertible & Comparable>(
         _ name: String,
         in range: ClosedRange<T>
     ) throws -> T? {
         guard let text = try option(name) else { return nil }
-        guard let value = T(text), range.contains(value) else {
-            throw UsageError("\(name) expects a number in \(range.lowerBound)...\(range.upperBound), got '\(text)'")
+        let decimal = text.contains { $0.isNumber } && text.allSatisfy { "0123456789+-.eE".contains($0) }
+        guard decimal, let value = T(text), range.contains(value) else {
+            func shown(_ v: T) -> String {
+                let s = String(describing: v)
+                return s.hasSuffix(".0") ? String(s.dropLast(2)) : s
+            }
+            throw UsageError(
+                "\(name) expects a number in \(shown(range.lowerBound))...\(shown(range.upperBound)), got '\(text)'")
         }
         return value
     }

@@ -101,6 +101,29 @@ import WinkCore
         #expect(throws: UsageError("unknown option '--coefficent'; did you mean --coefficients?")) { try args.finish() }
     }
 
+    /// Numbers are decimal: Swift's parser alone took `--rotate 0x10` as 16 degrees and `inf`/`nan` as
+    /// numbers. The range in the message reads as in `--help` (`-180...180`, not `-180.0...180.0`).
+    @Test func numbersAreDecimalAndRangesReadAsInHelp() throws {
+        for bad in ["0x10", "inf", "nan", "1_0", " 5", "+", "-", ".", "e5", "12deg"] {
+            var args = Arguments(["--rotate", bad])
+            #expect(throws: UsageError("--rotate expects a number in -180...180, got '\(bad)'")) {
+                try args.number("--rotate", in: -180.0...180.0)
+            }
+        }
+        for (text, value) in [("12", 12.0), ("-0.5", -0.5), ("1e-3", 0.001), ("+7.25", 7.25), ("180", 180)] {
+            var args = Arguments(["--rotate", text])
+            #expect(try args.number("--rotate", in: -180.0...180.0) == value)
+        }
+        var scale = Arguments(["--scale", "9"])
+        #expect(throws: UsageError("--scale expects a number in 0.05...4, got '9'")) {
+            try scale.number("--scale", in: 0.05...4.0)
+        }
+        var repeats = Arguments(["--repeat", "0x3"])
+        #expect(throws: UsageError("--repeat expects a number in 1...1000, got '0x3'")) {
+            try repeats.number("--repeat", in: 1...1000)
+        }
+    }
+
     private func run(_ program: String, _ arguments: [String], input: String? = nil) throws
         -> (status: Int32, output: String, errors: String)
     {
