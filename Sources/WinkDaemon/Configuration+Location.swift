@@ -49,4 +49,25 @@ extension Configuration {
         public var description: String { "\(path): no such configuration file" }
         public var exitCode: ExitCode { .noInput }
     }
+
+    /// A configuration file that exists but cannot be read: exit 66, with the system's reason.
+    public struct Unreadable: ExitCodeError {
+        public var path: String
+        /// The failed call's `errno`, e.g. `EISDIR: Is a directory`; nil if reading it again succeeded.
+        public var reason: Errno?
+        public var description: String {
+            "\(path): cannot read the configuration file" + (reason.map { " (\($0))" } ?? "")
+        }
+        public var exitCode: ExitCode { .noInput }
+    }
+
+    /// Why `path` cannot be read: the `errno` of opening it or of reading its first byte (a directory opens
+    /// but does not read); nil if both succeed (it became readable meanwhile).
+    static func readFailure(_ path: String) -> Errno? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return Errno.current }
+        defer { close(fd) }
+        var byte: UInt8 = 0
+        return read(fd, &byte, 1) < 0 ? Errno.current : nil
+    }
 }

@@ -87,12 +87,13 @@ public struct Configuration: Sendable {
     }
 
     /// Reads and validates `path`.
-    /// - Throws: `Missing` (exit 66) when there is no such file; `Invalid` (exit 78) listing every problem,
-    ///   or saying the file cannot be read (permissions, a directory).
+    /// - Throws: `Missing` (exit 66) when there is no such file; `Unreadable` (exit 66) when it cannot be
+    ///   read (a directory, no permission), with the system's reason; `Invalid` (exit 78) listing every
+    ///   problem of its content.
     public static func load(path: String) throws -> Configuration {
         guard let data = FileManager.default.contents(atPath: path) else {
             guard FileManager.default.fileExists(atPath: path) else { throw Missing(path: path) }
-            throw Invalid(path: path, problems: ["cannot read the configuration file"])
+            throw Unreadable(path: path, reason: readFailure(path))
         }
         var c = try parse(data, path: path)
         c.path = path

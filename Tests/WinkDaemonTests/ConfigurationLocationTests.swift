@@ -84,6 +84,15 @@ struct ConfigurationLocationTests {
                 error.exitCode == .noInput && error.description == "/nonexistent/winkd.json: no such configuration file"
             )
         }
+        // A directory named as the file (it said only "cannot read" with exit 78): 66, with the reason.
+        try FileManager.default.createDirectory(at: f.root, withIntermediateDirectories: true)
+        do {
+            _ = try ConfigurationRequest(configPath: f.root.path).load()
+            Issue.record("expected Configuration.Unreadable")
+        } catch let error as Configuration.Unreadable {
+            #expect(error.exitCode == .noInput)
+            #expect(error.description == "\(f.root.path): cannot read the configuration file (EISDIR: Is a directory)")
+        }
         try f.write(#"{"mirrored": "#, to: f.user)
         do {
             _ = try ConfigurationRequest(location: f.location).load()
