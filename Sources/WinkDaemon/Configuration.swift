@@ -224,6 +224,9 @@ public struct Configuration: Sendable {
             for s in row.suppressedBy where !names.contains(s) {
                 problems.append("analyzers: row '\(row.event)': suppressedBy: no row named '\(s)'")
             }
+            if row.suppressedBy.contains(row.event) {
+                problems.append("analyzers: row '\(row.event)': suppressedBy: a row cannot suppress itself")
+            }
         }
         c.analyzers = rows
         guard problems.isEmpty else { throw Invalid(path: path, problems: problems) }

@@ -119,6 +119,15 @@ extension ConfigurationTests {
         #expect(throws: Never.self) { try parse(#"{"quality": {"maximumYaw": 20}}"#) }
     }
 
+    @Test func aRowCannotSuppressItself() {
+        do {
+            _ = try parse(#"{"analyzers": [{"event": "smile", "suppressedBy": ["smile", "blink"]}]}"#)
+            Issue.record("accepted a self-suppressing row")
+        } catch let e as Configuration.Invalid {
+            #expect(e.problems == ["analyzers: row 'smile': suppressedBy: a row cannot suppress itself"], "\(e.problems)")
+        } catch { Issue.record("wrong error \(error)") }
+    }
+
     @Test func theNeutralEyeBoundIsAProbability() throws {
         do {
             _ = try parse(#"{"calibration": {"maximumNeutralEyeClosed": 1.5}}"#)
