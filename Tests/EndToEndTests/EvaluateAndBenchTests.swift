@@ -43,6 +43,21 @@ struct EvaluateAndBenchTests {
 
     /// Scoring footage unlike the labelled recording: the same clip through a transform. A face shrunk to
     /// about 10 px is not found (faceFound missed); darkened with noise, the clip still scores 1.
+    /// Every labels file is read before any clip is scored: stills labels (or a broken file) after a clip
+    /// are refused at once, with no clip line printed first.
+    @Test func aBadLabelsFileIsRefusedBeforeAnyClipRuns() throws {
+        let r = try Binaries.run(
+            "winkctl",
+            [
+                "evaluate", Binaries.fixture("labels/single_face.labels.json"),
+                Binaries.fixture("labels/stills.labels.json"), "--quiet",
+            ])
+        #expect(r.status == 65, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.isEmpty, "\(r.stdout)")
+        #expect(
+            r.stderrLines.count == 1 && r.stderr.contains("stills.labels.json: labels for still images"), "\(r.stderr)")
+    }
+
     @Test func evaluateScoresTheClipsThroughATransform() throws {
         let clip = Binaries.fixture("labels/single_face.labels.json")
         let tiny = try Binaries.run("winkctl", ["evaluate", clip, "--scale", "0.05", "--verbose", "--quiet"])

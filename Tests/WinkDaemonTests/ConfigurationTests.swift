@@ -124,7 +124,8 @@ extension ConfigurationTests {
             _ = try parse(#"{"analyzers": [{"event": "smile", "suppressedBy": ["smile", "blink"]}]}"#)
             Issue.record("accepted a self-suppressing row")
         } catch let e as Configuration.Invalid {
-            #expect(e.problems == ["analyzers: row 'smile': suppressedBy: a row cannot suppress itself"], "\(e.problems)")
+            #expect(
+                e.problems == ["analyzers: row 'smile': suppressedBy: a row cannot suppress itself"], "\(e.problems)")
         } catch { Issue.record("wrong error \(error)") }
     }
 

@@ -84,11 +84,13 @@ enum EvaluateCommand {
                 "evaluate: --events-from scores recorded lines; --rotate, --scale, --gain and --noise need the pipeline")
         }
         let files = try labelsFiles(inputs)
+        // Every labels file is read first, so a bad one (stills labels, a broken file) is refused before any
+        // clip is scored, not after minutes of others.
+        let allLabels = try files.map { try ClipLabels.load(path: $0) }
 
         var clips: [ClipResult] = []
         let progress = RunProgress(command: "evaluate", quiet: quiet)
-        for file in files {
-            let labels = try ClipLabels.load(path: file)
+        for (file, labels) in zip(files, allLabels) {
             let events: [ExpressionEvent]
             if let eventsFrom {
                 events = try recordedEvents(
