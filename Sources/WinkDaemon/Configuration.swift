@@ -216,6 +216,7 @@ public struct Configuration: Sendable {
                 "calibration.maximumNeutralEyeClosed: expected a probability in 0...1, got "
                     + "\(c.calibration.maximumNeutralEyeClosed)")
         }
+        problems += rangeProblems(c)
         if !(0...1).contains(c.quality.minimumVisible) {
             problems.append("quality.minimumVisible: expected a fraction in 0...1, got \(c.quality.minimumVisible)")
         }
@@ -231,6 +232,50 @@ public struct Configuration: Sendable {
         c.analyzers = rows
         guard problems.isEmpty else { throw Invalid(path: path, problems: problems) }
         return c
+    }
+
+    /// The numeric settings outside the ranges they can work in, one line each naming the key. A value the
+    /// type accepts can still stop winkd: a calibration window of 1e300 seconds overflowed the ring's size
+    /// (a trap, also on a SIGHUP reload), 1e9 asked for hundreds of gigabytes, a detection width of 0 failed
+    /// inside dlib without naming the key, and negative spans or intervals turned ramps and counters around.
+    static func rangeProblems(_ c: Configuration) -> [String] {
+        var problems: [String] = []
+        func check<T: Comparable & CustomStringConvertible>(_ key: String, _ value: T, _ range: ClosedRange<T>) {
+            guard !range.contains(value) else { return }
+            func shown(_ v: T) -> String {
+                let s = v.description
+                return s.hasSuffix(".0") ? String(s.dropLast(2)) : s
+            }
+            problems.append(
+                "\(key): expected a number in \(shown(range.lowerBound))...\(shown(range.upperBound)), got \(shown(value))")
+        }
+        let cal = c.calibration
+        check("calibration.windowSeconds", cal.windowSeconds, 1...3600)
+        check("calibration.samplesPerSecond", cal.samplesPerSecond, 0.01...120)
+        check("calibration.priorWeight", cal.priorWeight, 0...1_000_000)
+        check("calibration.expressiveSamplesPerSecond", cal.expressiveSamplesPerSecond, 0...120)
+        check("quality.maximumEyeYaw", c.quality.maximumEyeYaw, 0...180)
+        check("quality.faceLostGrace", c.quality.faceLostGrace, 0...3600)
+        let t = c.tracker
+        check("tracker.detectionWidth", t.detectionWidth, 64...8192)
+        check("tracker.minimumFaceWidth", t.minimumFaceWidth, 8...8192)
+        check("tracker.smallFaceSearchInterval", t.smallFaceSearchInterval, 1...100_000)
+        check("tracker.maximumMisses", t.maximumMisses, 0...100_000)
+        check("tracker.minimumSimilarity", t.minimumSimilarity, -1...1)
+        check("tracker.verifyInterval", t.verifyInterval, 1...100_000)
+        check("tracker.trackingSimilarity", t.trackingSimilarity, -1...1)
+        let m = c.coefficients
+        for (key, value) in [
+            ("eyeAspectClosing", m.eyeAspectClosing), ("eyeClosedSpan", m.eyeClosedSpan),
+            ("eyeWidening", m.eyeWidening), ("jawSpan", m.jawSpan), ("smileWidthSpan", m.smileWidthSpan),
+            ("smileLiftSpan", m.smileLiftSpan), ("browRaiseSpan", m.browRaiseSpan),
+            ("browLowerSpan", m.browLowerSpan),
+        ] {
+            check("coefficients.\(key)", value, 0.001...10)
+        }
+        check("coefficients.eyeClosedDeadZone", m.eyeClosedDeadZone, 0...1)
+        check("coefficients.eyeStateWeight", m.eyeStateWeight, 0...1)
+        return problems
     }
 
     /// The dotted key paths `root` gives: a top-level value's key, a section's `section.key`, an analyzer

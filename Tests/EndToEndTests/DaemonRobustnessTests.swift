@@ -142,6 +142,12 @@ struct DaemonRobustnessTests {
         let bad = client.read(until: { $0.contains { $0.contains("reload_") } })
         let failure = try #require(bad.first { $0.contains("\"reload_failed\"") }, "\(bad.suffix(3))")
         #expect(failure.contains("bogus") && failure.contains("smile"))
+        // A calibration window the type accepts but the ring cannot hold (it trapped the running daemon).
+        try Data(#"{"calibration": {"windowSeconds": 1e300}}"#.utf8).write(to: config)
+        kill(daemon.processIdentifier, SIGHUP)
+        let huge = client.read(until: { $0.contains { $0.contains("reload_") } })
+        let refused = try #require(huge.first { $0.contains("\"reload_failed\"") }, "\(huge.suffix(3))")
+        #expect(refused.contains("calibration.windowSeconds: expected a number in 1...3600"), "\(refused)")
         // Still connected and still served: frames keep coming.
         let after = client.read(until: { $0.contains { $0.contains("\"coefficients\"") || $0.contains("\"event\"") } })
         #expect(after.contains { $0.contains("\"coefficients\"") || $0.contains("\"event\"") })

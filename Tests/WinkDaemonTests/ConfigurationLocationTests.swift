@@ -159,6 +159,21 @@ struct ConfigurationLocationTests {
         #expect(
             c.tracker == TrackerSettings() && c.socketMode == 0o600 && c.maximumClients == 64
                 && !c.overlayOutputConfigured)
+        // Each settings section lists every key its type reads (calibration.maximumNeutralEyeClosed was
+        // missing while the README said the sample shows every key).
+        let root = try #require(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        func encodedKeys(_ value: some Encodable) throws -> Set<String> {
+            Set(try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(value)) as? [String: Any]).keys)
+        }
+        let sections: [(String, Set<String>)] = [
+            ("coefficients", try encodedKeys(CoefficientModel())), ("quality", try encodedKeys(QualityGate())),
+            ("tracker", try encodedKeys(TrackerSettings())),
+            ("calibration", try encodedKeys(Calibration.Settings())),
+        ]
+        for (name, expected) in sections {
+            let given = Set((root[name] as? [String: Any]).map { Array($0.keys) } ?? [])
+            #expect(given == expected, "\(name): the sample lacks \(expected.subtracting(given).sorted())")
+        }
     }
 
     /// `text` without `//` comments (outside strings).

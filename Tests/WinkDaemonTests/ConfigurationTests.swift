@@ -119,6 +119,42 @@ extension ConfigurationTests {
         #expect(throws: Never.self) { try parse(#"{"quality": {"maximumYaw": 20}}"#) }
     }
 
+    /// Every numeric setting is checked against the range it can work in, one line per key (found by a
+    /// newcomer: `calibration.windowSeconds` 1e300 trapped winkd converting the ring's size, 1e9 asked for
+    /// hundreds of gigabytes, `tracker.detectionWidth` 0 failed inside dlib without naming the key).
+    @Test func numericSettingsOutsideTheirRangesAreProblemsNamingTheKey() throws {
+        do {
+            _ = try parse(
+                #"{"calibration": {"windowSeconds": 1e300, "samplesPerSecond": -1, "priorWeight": -1,"#
+                    + #" "expressiveSamplesPerSecond": -1}, "quality": {"faceLostGrace": -1, "maximumEyeYaw": -5},"#
+                    + #" "tracker": {"detectionWidth": 0, "verifyInterval": 0, "maximumMisses": -1,"#
+                    + #" "minimumSimilarity": 2}, "coefficients": {"jawSpan": -1, "eyeStateWeight": 1.5}}"#)
+            Issue.record("accepted")
+        } catch let e as Configuration.Invalid {
+            #expect(
+                e.problems == [
+                    "calibration.windowSeconds: expected a number in 1...3600, got 1e+300",
+                    "calibration.samplesPerSecond: expected a number in 0.01...120, got -1",
+                    "calibration.priorWeight: expected a number in 0...1000000, got -1",
+                    "calibration.expressiveSamplesPerSecond: expected a number in 0...120, got -1",
+                    "quality.maximumEyeYaw: expected a number in 0...180, got -5",
+                    "quality.faceLostGrace: expected a number in 0...3600, got -1",
+                    "tracker.detectionWidth: expected a number in 64...8192, got 0",
+                    "tracker.maximumMisses: expected a number in 0...100000, got -1",
+                    "tracker.minimumSimilarity: expected a number in -1...1, got 2",
+                    "tracker.verifyInterval: expected a number in 1...100000, got 0",
+                    "coefficients.jawSpan: expected a number in 0.001...10, got -1",
+                    "coefficients.eyeStateWeight: expected a number in 0...1, got 1.5",
+                ], "\(e.problems)")
+        }
+        // The defaults and the edges are accepted.
+        #expect(Configuration.rangeProblems(Configuration()).isEmpty)
+        let edges = try parse(
+            #"{"calibration": {"windowSeconds": 3600, "samplesPerSecond": 120, "expressiveSamplesPerSecond": 0},"#
+                + #" "tracker": {"detectionWidth": 64}}"#)
+        #expect(edges.calibration.windowSeconds == 3600 && edges.tracker.detectionWidth == 64)
+    }
+
     @Test func aRowCannotSuppressItself() {
         do {
             _ = try parse(#"{"analyzers": [{"event": "smile", "suppressedBy": ["smile", "blink"]}]}"#)
