@@ -208,9 +208,12 @@ void opencv_pose_refinement(const double (&model)[N][3], double p[6], const doub
 bool pose_angles(const cv::Matx33d &R, float *yaw, float *pitch, float *roll) {
     cv::Matx33d Rq, Qq;
     cv::Vec3d angles = cv::RQDecomp3x3(R, Rq, Qq);
-    // About y: positive turns the face's +x (its left side... in the image's right) away from camera.
+    // About y (camera y down): a positive angle brings the model's +x side (the person's left, on the
+    // image's right) toward the camera, which is a turn toward the person's own right; HeadPose's yaw is
+    // positive toward their own left, so it is the negated angle (a face turned toward the image's left,
+    // nose tip left of the jaw's middle, reads negative).
     *pitch = static_cast<float>(-angles[0]);
-    *yaw = static_cast<float>(angles[1]);
+    *yaw = static_cast<float>(-angles[1]);
     *roll = static_cast<float>(angles[2]);
     return std::isfinite(*yaw) && std::isfinite(*pitch) && std::isfinite(*roll);
 }

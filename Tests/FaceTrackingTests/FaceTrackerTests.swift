@@ -37,6 +37,18 @@ struct FaceTrackerTests {
         let turned = try #require(try tracker.detectAll(try frame("images/expressions/45-m7-di-ph.jpg")).first)
         #expect(abs(frontal.pose.yaw) < 15)
         #expect(abs(turned.pose.yaw) > 20, "yaw \(turned.pose.yaw)")
+        // The turned man faces the image's left (his nose tip left of his jaw's middle): his own right, a
+        // negative yaw (HeadPose: positive toward the person's own left). It read +32 (a newcomer found it).
+        let lm = turned.landmarks
+        #expect(lm[30].x < (lm[0].x + lm[16].x) / 2 - 50)
+        #expect(turned.pose.yaw < -20, "yaw \(turned.pose.yaw)")
+        // Mirrored, the same photo is a turn toward his own left.
+        var settings = TrackerSettings()
+        settings.mirrored = true
+        let mirrored = try #require(
+            try FaceTracker(predictor: Self.predictor, settings: settings)
+                .detectAll(try frame("images/expressions/45-m7-di-ph.jpg")).first)
+        #expect(mirrored.pose.yaw > 20, "mirrored yaw \(mirrored.pose.yaw)")
     }
 
     /// An open mouth is not a head turn: liveportrait_d18 faces the camera and opens his mouth wide ('O',
