@@ -140,10 +140,13 @@ public struct Configuration: Sendable {
                 problems.append("\(key): expected an object")
                 return
             }
-            do {
-                value = try merge(value, with: object)
-            } catch {
-                problems.append("\(key).\(describeDecodingError(error))")
+            // Key by key, so that every bad key of a section is named, not only the first.
+            for field in object.keys.sorted() {
+                do {
+                    value = try merge(value, with: [field: object[field]!])
+                } catch {
+                    problems.append("\(key).\(describeDecodingError(error))")
+                }
             }
         }
         parseCamera(root["camera"], into: &c, problems: &problems)

@@ -155,6 +155,19 @@ extension ConfigurationTests {
         #expect(edges.calibration.windowSeconds == 3600 && edges.tracker.detectionWidth == 64)
     }
 
+    /// Every bad key of a section is named, not only the first (a newcomer found only one of two named).
+    @Test func everyBadKeyOfASectionIsNamed() {
+        do {
+            _ = try parse(#"{"calibration": {"maximumNeutralEyeClosed": "x", "priorWeight": "y", "windowSecs": 1}}"#)
+            Issue.record("accepted")
+        } catch let e as Configuration.Invalid {
+            #expect(e.problems.count == 3, "\(e.problems)")
+            #expect(e.problems[0] == "calibration.maximumNeutralEyeClosed: expected a number", "\(e.problems)")
+            #expect(e.problems[1] == "calibration.priorWeight: expected a number", "\(e.problems)")
+            #expect(e.problems[2].hasPrefix("calibration.windowSecs: unknown key"), "\(e.problems)")
+        } catch { Issue.record("wrong error \(error)") }
+    }
+
     @Test func aRowCannotSuppressItself() {
         do {
             _ = try parse(#"{"analyzers": [{"event": "smile", "suppressedBy": ["smile", "blink"]}]}"#)
