@@ -32,7 +32,7 @@ extension FaceMeasures {
 }
 
 /// A profile stores measures as a JSON object keyed by `FaceMeasures.namedMeasures` names; every key is
-/// required and must be a finite number.
+/// required and must be a finite number, the closed-probabilities in 0...1.
 extension FaceMeasures: Codable {
     private struct Key: CodingKey {
         var stringValue: String
@@ -49,6 +49,12 @@ extension FaceMeasures: Codable {
             guard value.isFinite else {
                 throw DecodingError.dataCorruptedError(forKey: Key(stringValue: name), in: c,
                                                        debugDescription: "expected a finite number")
+            }
+            // The eye-state model's closed-probabilities (a -1 made every open eye read as closing).
+            if key == \.eyeClosedLeft || key == \.eyeClosedRight, !(0...1).contains(value) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: Key(stringValue: name), in: c,
+                    debugDescription: "expected a probability in 0...1, got \(value)")
             }
             self[keyPath: key] = value
         }

@@ -249,8 +249,8 @@ public struct Configuration: Sendable {
                 let s = v.description
                 return s.hasSuffix(".0") ? String(s.dropLast(2)) : s
             }
-            problems.append(
-                "\(key): expected a number in \(shown(range.lowerBound))...\(shown(range.upperBound)), got \(shown(value))")
+            let bounds = "\(shown(range.lowerBound))...\(shown(range.upperBound))"
+            problems.append("\(key): expected a number in \(bounds), got \(shown(value))")
         }
         let cal = c.calibration
         check("calibration.windowSeconds", cal.windowSeconds, 1...3600)

@@ -190,6 +190,28 @@ struct CalibrationProfileTests {
         }
     }
 
+    /// The closed-probabilities are probabilities: a hand-edited -1 made every open eye read as closing.
+    @Test func aClosedProbabilityOutside0To1IsNamed() throws {
+        for bad in [-1.0, 1.5] {
+            var object = try #require(
+                try JSONSerialization.jsonObject(
+                    with: CalibrationProfile(neutral: neutral).encoded()) as? [String: Any])
+            var n = try #require(object["neutral"] as? [String: Any])
+            n["eyeClosedRight"] = bad
+            object["neutral"] = n
+            let path = temporaryPath("eye.json")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+            #expect {
+                try CalibrationProfile.load(path: path)
+            } throws: { error in
+                guard let e = error as? CalibrationProfileError else { return false }
+                return e.exitCode == .configuration && e.description.contains("neutral.eyeClosedRight")
+                    && e.description.contains("expected a probability in 0...1")
+            }
+        }
+    }
+
     /// A profile saved through a symbolic link replaces the link's target and keeps the link.
     @Test func aProfileSavedThroughALinkKeepsTheLink() throws {
         let target = temporaryPath("target.json"), link = temporaryPath("link.json")
