@@ -77,7 +77,9 @@ public struct AnalyzerRow: Sendable, Equatable {
         }
         if !(cooldown >= 0) { problems.append("\(p): cooldown: expected seconds >= 0, got \(cooldown)") }
         if !(releaseDelay >= 0) { problems.append("\(p): releaseDelay: expected seconds >= 0, got \(releaseDelay)") }
-        if let r = rearm, !(0...exit).contains(r) {
+        // Compared, not `(0...exit).contains`: a range with a negative `exit` traps (it crashed winkd on a
+        // configuration `{"event": "blink", "exit": -0.1}`, also on a SIGHUP reload).
+        if let r = rearm, !(r >= 0 && r <= exit) {
             problems.append("\(p): rearm: expected a number in 0...exit (\(exit)), got \(r)")
         }
         if kind == .oneShot && maxDuration == nil {

@@ -45,7 +45,10 @@ extension FaceMeasures: Codable {
         let c = try decoder.container(keyedBy: Key.self)
         self.init()
         for (name, key) in Self.namedMeasures {
-            let value = try c.decode(Float.self, forKey: Key(stringValue: name))
+            // As a Double first: a number beyond single precision (1e300) then fails here, naming the key,
+            // instead of inside JSONDecoder with no key.
+            let wide = try c.decode(Double.self, forKey: Key(stringValue: name))
+            let value = Float(wide)
             guard value.isFinite else {
                 throw DecodingError.dataCorruptedError(forKey: Key(stringValue: name), in: c,
                                                        debugDescription: "expected a finite number")

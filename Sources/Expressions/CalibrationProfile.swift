@@ -71,12 +71,14 @@ extension CalibrationProfile: Codable {
     ///   `reach` outside 0 < reach <= 1, or an expression named `neutral`.
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        version = try c.decode(Int.self, forKey: .version)
+        // As a Double: a version of 1.5 is then named here, not in JSONDecoder's keyless error.
+        let given = try c.decode(Double.self, forKey: .version)
+        version = given.rounded() == given && abs(given) < 1e9 ? Int(given) : -1
         guard version == Self.formatVersion else {
+            let shown = version >= 0 ? "\(version)" : "\(given)"
             throw DecodingError.dataCorruptedError(
                 forKey: .version, in: c,
-                debugDescription:
-                    "version \(version) is not supported (this winkctl reads version \(Self.formatVersion))")
+                debugDescription: "version \(shown) is not supported (this winkctl reads version \(Self.formatVersion))")
         }
         neutral = try c.decode(FaceMeasures.self, forKey: .neutral)
         expressions = try c.decodeIfPresent([Step: FaceMeasures].self, forKey: .expressions) ?? [:]

@@ -145,7 +145,7 @@ public struct Configuration: Sendable {
                 do {
                     value = try merge(value, with: [field: object[field]!])
                 } catch {
-                    problems.append("\(key).\(describeDecodingError(error))")
+                    problems.append("\(key).\(describeDecodingError(error, field: field, value: object[field]))")
                 }
             }
         }
@@ -186,7 +186,9 @@ public struct Configuration: Sendable {
                                     AnalyzerRow.self, from: JSONSerialization.data(withJSONObject: object)))
                         }
                     } catch {
-                        problems.append("analyzers[\(i)] (\(name)).\(describeDecodingError(error))")
+                        let field = unfitNumber(in: object)
+                        let problem = describeDecodingError(error, field: field, value: field.flatMap { object[$0] })
+                        problems.append("analyzers[\(i)] (\(name)).\(problem)")
                     }
                 }
             } else {
@@ -206,13 +208,6 @@ public struct Configuration: Sendable {
         }
         if let problem = EventNameRules.helloProblem([EventName.faceFound, EventName.faceLost] + rows.map(\.event)) {
             problems.append("analyzers: \(problem)")
-        }
-        for (key, value) in [
-            ("maximumYaw", c.quality.maximumYaw), ("maximumPitch", c.quality.maximumPitch),
-            ("minimumInterocular", c.quality.minimumInterocular),
-            ("minimumBrightness", c.quality.minimumBrightness),
-        ] where !(value >= 0) {
-            problems.append("quality.\(key): expected a number >= 0, got \(value)")
         }
         if !(0...1).contains(c.calibration.maximumNeutralEyeClosed) {
             problems.append(
@@ -257,7 +252,11 @@ public struct Configuration: Sendable {
         check("calibration.samplesPerSecond", cal.samplesPerSecond, 0.01...120)
         check("calibration.priorWeight", cal.priorWeight, 0...1_000_000)
         check("calibration.expressiveSamplesPerSecond", cal.expressiveSamplesPerSecond, 0...120)
+        check("quality.maximumYaw", c.quality.maximumYaw, 0...180)
         check("quality.maximumEyeYaw", c.quality.maximumEyeYaw, 0...180)
+        check("quality.maximumPitch", c.quality.maximumPitch, 0...180)
+        check("quality.minimumInterocular", c.quality.minimumInterocular, 0...8192)
+        check("quality.minimumBrightness", c.quality.minimumBrightness, 0...255)
         check("quality.faceLostGrace", c.quality.faceLostGrace, 0...3600)
         let t = c.tracker
         check("tracker.detectionWidth", t.detectionWidth, 64...8192)
@@ -415,10 +414,26 @@ public struct Configuration: Sendable {
     }
 }
 
-/// "key: expected ..." for a decoding error.
-func describeDecodingError(_ error: Error) -> String {
+/// The first key of `object` whose number no setting can hold: beyond single precision (about 3.4e38, the
+/// rows' and most settings' type); nil if none.
+func unfitNumber(in object: [String: Any]) -> String? {
+    object.keys.sorted().first { key in
+        guard let n = object[key] as? NSNumber, !(n is Bool) else { return false }
+        return abs(n.doubleValue) > Double(Float.greatestFiniteMagnitude)
+    }
+}
+
+/// "key: expected ..." for a decoding error. JSONDecoder reports a number its type cannot hold (a fraction for
+/// a whole number, 1e39 for a single-precision one) with no key ("The given data was not valid JSON."):
+/// `field` and `value`, when the caller knows which key it decoded, name it instead.
+func describeDecodingError(_ error: Error, field: String? = nil, value: Any? = nil) -> String {
     func path(_ p: [CodingKey]) -> String {
         p.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
+    if case DecodingError.dataCorrupted(let ctx) = error, ctx.codingPath.isEmpty, let field {
+        let shown = (value as? NSNumber).map { "\($0)" } ?? value.map { "\($0)" } ?? "null"
+        return "\(field): expected a number this setting can hold (a whole number where it counts; at most "
+            + "about 3.4e38), got \(shown)"
     }
     switch error {
     case DecodingError.typeMismatch(let type, let ctx):

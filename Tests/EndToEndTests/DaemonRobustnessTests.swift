@@ -148,6 +148,12 @@ struct DaemonRobustnessTests {
         let huge = client.read(until: { $0.contains { $0.contains("reload_") } })
         let refused = try #require(huge.first { $0.contains("\"reload_failed\"") }, "\(huge.suffix(3))")
         #expect(refused.contains("calibration.windowSeconds: expected a number in 1...3600"), "\(refused)")
+        // A row's negative exit beside its rearm level (a range built from it trapped the daemon).
+        try Data(#"{"analyzers": [{"event": "blink", "exit": -0.1}]}"#.utf8).write(to: config)
+        kill(daemon.processIdentifier, SIGHUP)
+        let negative = client.read(until: { $0.contains { $0.contains("reload_") } })
+        let rejected = try #require(negative.first { $0.contains("\"reload_failed\"") }, "\(negative.suffix(3))")
+        #expect(rejected.contains("row 'blink': exit"), "\(rejected)")
         // Still connected and still served: frames keep coming.
         let after = client.read(until: { $0.contains { $0.contains("\"coefficients\"") || $0.contains("\"event\"") } })
         #expect(after.contains { $0.contains("\"coefficients\"") || $0.contains("\"event\"") })

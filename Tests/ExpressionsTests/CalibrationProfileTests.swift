@@ -156,6 +156,7 @@ struct CalibrationProfileTests {
         (#"{"version": 1}"#, "neutral: required"),
         (#"{"version": 2, "neutral": {}}"#, "version 2 is not supported"),
         (#"{"version": 1, "reach": 1.5, "neutral": {}}"#, "neutral"),
+        (#"{"version": 1.5, "neutral": {}}"#, "version 1.5 is not supported"),
         ("[1, 2]", "not a valid calibration profile"),
     ])
     func aCorruptProfileIsExit78NamingTheFile(_ text: String, _ expected: String) throws {
@@ -192,7 +193,7 @@ struct CalibrationProfileTests {
 
     /// The closed-probabilities are probabilities: a hand-edited -1 made every open eye read as closing.
     @Test func aClosedProbabilityOutside0To1IsNamed() throws {
-        for bad in [-1.0, 1.5] {
+        for bad in [-1.0, 1.5, 1e300] {
             var object = try #require(
                 try JSONSerialization.jsonObject(
                     with: CalibrationProfile(neutral: neutral).encoded()) as? [String: Any])
@@ -207,7 +208,8 @@ struct CalibrationProfileTests {
             } throws: { error in
                 guard let e = error as? CalibrationProfileError else { return false }
                 return e.exitCode == .configuration && e.description.contains("neutral.eyeClosedRight")
-                    && e.description.contains("expected a probability in 0...1")
+                    && (e.description.contains("expected a probability in 0...1")
+                        || e.description.contains("expected a finite number"))
             }
         }
     }

@@ -126,7 +126,8 @@ extension ConfigurationTests {
         do {
             _ = try parse(
                 #"{"calibration": {"windowSeconds": 1e300, "samplesPerSecond": -1, "priorWeight": -1,"#
-                    + #" "expressiveSamplesPerSecond": -1}, "quality": {"faceLostGrace": -1, "maximumEyeYaw": -5},"#
+                    + #" "expressiveSamplesPerSecond": -1}, "quality": {"faceLostGrace": -1, "maximumEyeYaw": -5,"#
+                    + #" "maximumYaw": 181, "minimumBrightness": 256},"#
                     + #" "tracker": {"detectionWidth": 0, "verifyInterval": 0, "maximumMisses": -1,"#
                     + #" "minimumSimilarity": 2}, "coefficients": {"jawSpan": -1, "eyeStateWeight": 1.5}}"#)
             Issue.record("accepted")
@@ -137,7 +138,9 @@ extension ConfigurationTests {
                     "calibration.samplesPerSecond: expected a number in 0.01...120, got -1",
                     "calibration.priorWeight: expected a number in 0...1000000, got -1",
                     "calibration.expressiveSamplesPerSecond: expected a number in 0...120, got -1",
+                    "quality.maximumYaw: expected a number in 0...180, got 181",
                     "quality.maximumEyeYaw: expected a number in 0...180, got -5",
+                    "quality.minimumBrightness: expected a number in 0...255, got 256",
                     "quality.faceLostGrace: expected a number in 0...3600, got -1",
                     "tracker.detectionWidth: expected a number in 64...8192, got 0",
                     "tracker.maximumMisses: expected a number in 0...100000, got -1",
@@ -165,6 +168,24 @@ extension ConfigurationTests {
             #expect(e.problems[0] == "calibration.maximumNeutralEyeClosed: expected a number", "\(e.problems)")
             #expect(e.problems[1] == "calibration.priorWeight: expected a number", "\(e.problems)")
             #expect(e.problems[2].hasPrefix("calibration.windowSecs: unknown key"), "\(e.problems)")
+        } catch { Issue.record("wrong error \(error)") }
+    }
+
+    /// A number its setting's type cannot hold (a fraction for a whole number, beyond single precision) is
+    /// named: JSONDecoder reports it without a key ("tracker.: The given data was not valid JSON.").
+    @Test func aNumberTheSettingCannotHoldIsNamed() {
+        do {
+            _ = try parse(
+                #"{"tracker": {"detectionWidth": 320.5}, "quality": {"maximumYaw": 1e39},"#
+                    + #" "analyzers": [{"event": "smile", "enter": 1e300}]}"#)
+            Issue.record("accepted")
+        } catch let e as Configuration.Invalid {
+            let fits = "expected a number this setting can hold (a whole number where it counts; at most about 3.4e38)"
+            #expect(
+                e.problems == [
+                    "quality.maximumYaw: \(fits), got 1e+39", "tracker.detectionWidth: \(fits), got 320.5",
+                    "analyzers[0] (smile).enter: \(fits), got 1e+300",
+                ], "\(e.problems)")
         } catch { Issue.record("wrong error \(error)") }
     }
 
