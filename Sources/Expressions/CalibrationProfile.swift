@@ -78,7 +78,8 @@ extension CalibrationProfile: Codable {
             let shown = version >= 0 ? "\(version)" : "\(given)"
             throw DecodingError.dataCorruptedError(
                 forKey: .version, in: c,
-                debugDescription: "version \(shown) is not supported (this winkctl reads version \(Self.formatVersion))")
+                debugDescription:
+                    "version \(shown) is not supported (this winkctl reads version \(Self.formatVersion))")
         }
         neutral = try c.decode(FaceMeasures.self, forKey: .neutral)
         expressions = try c.decodeIfPresent([Step: FaceMeasures].self, forKey: .expressions) ?? [:]
