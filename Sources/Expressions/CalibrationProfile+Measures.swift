@@ -32,7 +32,8 @@ extension FaceMeasures {
 }
 
 /// A profile stores measures as a JSON object keyed by `FaceMeasures.namedMeasures` names; every key is
-/// required and must be a finite number, the closed-probabilities in 0...1.
+/// required and must be a finite number, the closed-probabilities in 0...1; no other key is accepted. (A
+/// profile's neutral must also have positive length ratios: `CalibrationProfile`.)
 extension FaceMeasures: Codable {
     private struct Key: CodingKey {
         var stringValue: String
@@ -44,6 +45,12 @@ extension FaceMeasures: Codable {
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
         self.init()
+        let names = Set(Self.namedMeasures.map(\.name))
+        if let unknown = c.allKeys.map(\.stringValue).sorted().first(where: { !names.contains($0) }) {
+            throw DecodingError.dataCorruptedError(
+                forKey: Key(stringValue: unknown), in: c,
+                debugDescription: "unknown key (known: \(Self.namedMeasures.map(\.name).joined(separator: ", ")))")
+        }
         for (name, key) in Self.namedMeasures {
             // As a Double first: a number beyond single precision (1e300) then fails here, naming the key,
             // instead of inside JSONDecoder with no key.

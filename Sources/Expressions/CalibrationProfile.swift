@@ -82,6 +82,16 @@ extension CalibrationProfile: Codable {
                     "version \(shown) is not supported (this winkctl reads version \(Self.formatVersion))")
         }
         neutral = try c.decode(FaceMeasures.self, forKey: .neutral)
+        // The neutral's ratios of two lengths are positive on any face (an eye aspect of 0 made eyeWide read 1
+        // on every frame); a recorded expression's may come near 0 (a closed eye).
+        for (name, key) in [
+            ("eyeAspectLeft", \FaceMeasures.eyeAspectLeft), ("eyeAspectRight", \.eyeAspectRight),
+            ("mouthWidth", \.mouthWidth), ("jawDrop", \.jawDrop),
+        ] where !(neutral[keyPath: key] > 0) {
+            throw DecodingError.dataCorruptedError(
+                forKey: .neutral, in: c,
+                debugDescription: "\(name): expected a positive number, got \(neutral[keyPath: key])")
+        }
         expressions = try c.decodeIfPresent([Step: FaceMeasures].self, forKey: .expressions) ?? [:]
         if expressions[.neutral] != nil {
             throw DecodingError.dataCorruptedError(

@@ -214,6 +214,32 @@ struct CalibrationProfileTests {
         }
     }
 
+    /// A neutral length ratio of 0 or below, and a key no measure has, are refused naming the key (an eye
+    /// aspect of 0 made eyeWide read 1 on every frame; `neutral.foo` passed silently).
+    @Test func aZeroLengthOrAnUnknownMeasureIsNamed() throws {
+        for (key, bad, expected) in [
+            ("eyeAspectLeft", 0.0, "expected a positive number"),
+            ("mouthWidth", -0.3, "expected a positive number"), ("foo", 1.0, "unknown key"),
+        ] {
+            var object = try #require(
+                try JSONSerialization.jsonObject(
+                    with: CalibrationProfile(neutral: neutral).encoded()) as? [String: Any])
+            var n = try #require(object["neutral"] as? [String: Any])
+            n[key] = bad
+            object["neutral"] = n
+            let path = temporaryPath("measure.json")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+            #expect {
+                try CalibrationProfile.load(path: path)
+            } throws: { error in
+                guard let e = error as? CalibrationProfileError else { return false }
+                return e.exitCode == .configuration && e.description.contains("neutral")
+                    && e.description.contains(key) && e.description.contains(expected)
+            }
+        }
+    }
+
     /// A profile saved through a symbolic link replaces the link's target and keeps the link.
     @Test func aProfileSavedThroughALinkKeepsTheLink() throws {
         let target = temporaryPath("target.json"), link = temporaryPath("link.json")
