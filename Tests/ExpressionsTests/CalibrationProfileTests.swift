@@ -191,26 +191,32 @@ struct CalibrationProfileTests {
         }
     }
 
+    /// The error loading a file holding this test's profile with `neutral[key]` set to `value`; nil if it loads.
+    func loadError(neutral key: String, _ value: Any) throws -> CalibrationProfileError? {
+        var object = try #require(
+            try JSONSerialization.jsonObject(with: CalibrationProfile(neutral: neutral).encoded()) as? [String: Any])
+        var n = try #require(object["neutral"] as? [String: Any])
+        n[key] = value
+        object["neutral"] = n
+        let path = temporaryPath("edited.json")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        do {
+            _ = try CalibrationProfile.load(path: path)
+            return nil
+        } catch let e as CalibrationProfileError {
+            return e
+        }
+    }
+
     /// The closed-probabilities are probabilities: a hand-edited -1 made every open eye read as closing.
     @Test func aClosedProbabilityOutside0To1IsNamed() throws {
         for bad in [-1.0, 1.5, 1e300] {
-            var object = try #require(
-                try JSONSerialization.jsonObject(
-                    with: CalibrationProfile(neutral: neutral).encoded()) as? [String: Any])
-            var n = try #require(object["neutral"] as? [String: Any])
-            n["eyeClosedRight"] = bad
-            object["neutral"] = n
-            let path = temporaryPath("eye.json")
-            defer { try? FileManager.default.removeItem(atPath: path) }
-            try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
-            #expect {
-                try CalibrationProfile.load(path: path)
-            } throws: { error in
-                guard let e = error as? CalibrationProfileError else { return false }
-                return e.exitCode == .configuration && e.description.contains("neutral.eyeClosedRight")
+            let e = try #require(try loadError(neutral: "eyeClosedRight", bad), "\(bad) accepted")
+            #expect(
+                e.exitCode == .configuration && e.description.contains("neutral.eyeClosedRight")
                     && (e.description.contains("expected a probability in 0...1")
-                        || e.description.contains("expected a finite number"))
-            }
+                        || e.description.contains("expected a finite number")), "\(e.description)")
         }
     }
 
@@ -221,22 +227,10 @@ struct CalibrationProfileTests {
             ("eyeAspectLeft", 0.0, "expected a positive number"),
             ("mouthWidth", -0.3, "expected a positive number"), ("foo", 1.0, "unknown key"),
         ] {
-            var object = try #require(
-                try JSONSerialization.jsonObject(
-                    with: CalibrationProfile(neutral: neutral).encoded()) as? [String: Any])
-            var n = try #require(object["neutral"] as? [String: Any])
-            n[key] = bad
-            object["neutral"] = n
-            let path = temporaryPath("measure.json")
-            defer { try? FileManager.default.removeItem(atPath: path) }
-            try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
-            #expect {
-                try CalibrationProfile.load(path: path)
-            } throws: { error in
-                guard let e = error as? CalibrationProfileError else { return false }
-                return e.exitCode == .configuration && e.description.contains("neutral")
-                    && e.description.contains(key) && e.description.contains(expected)
-            }
+            let e = try #require(try loadError(neutral: key, bad), "\(key) \(bad) accepted")
+            #expect(
+                e.exitCode == .configuration && e.description.contains("neutral") && e.description.contains(key)
+                    && e.description.contains(expected), "\(e.description)")
         }
     }
 
