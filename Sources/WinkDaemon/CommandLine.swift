@@ -76,12 +76,8 @@ public struct Arguments {
         guard let text = try option(name) else { return nil }
         let decimal = text.contains { $0.isNumber } && text.allSatisfy { "0123456789+-.eE".contains($0) }
         guard decimal, let value = T(text), range.contains(value) else {
-            func shown(_ v: T) -> String {
-                let s = String(describing: v)
-                return s.hasSuffix(".0") ? String(s.dropLast(2)) : s
-            }
-            throw UsageError(
-                "\(name) expects a number in \(shown(range.lowerBound))...\(shown(range.upperBound)), got '\(text)'")
+            let bounds = "\(plainNumber(range.lowerBound))...\(plainNumber(range.upperBound))"
+            throw UsageError("\(name) expects a number in \(bounds), got '\(text)'")
         }
         return value
     }
@@ -111,6 +107,13 @@ public struct Arguments {
         }
         throw UsageError(word.hasPrefix("-") ? "unknown option '\(item)'" : "unexpected argument '\(item)'")
     }
+}
+
+/// `value` as `--help`, usage errors and configuration problems write a number: its description without a
+/// trailing ".0" (`180`, `0.05`, `1e+300`), so a Double limit reads as it was declared.
+public func plainNumber(_ value: some CustomStringConvertible) -> String {
+    let s = value.description
+    return s.hasSuffix(".0") ? String(s.dropLast(2)) : s
 }
 
 /// Writes one line to stderr.

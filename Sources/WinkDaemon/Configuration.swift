@@ -240,12 +240,8 @@ public struct Configuration: Sendable {
         var problems: [String] = []
         func check<T: Comparable & CustomStringConvertible>(_ key: String, _ value: T, _ range: ClosedRange<T>) {
             guard !range.contains(value) else { return }
-            func shown(_ v: T) -> String {
-                let s = v.description
-                return s.hasSuffix(".0") ? String(s.dropLast(2)) : s
-            }
-            let bounds = "\(shown(range.lowerBound))...\(shown(range.upperBound))"
-            problems.append("\(key): expected a number in \(bounds), got \(shown(value))")
+            let bounds = "\(plainNumber(range.lowerBound))...\(plainNumber(range.upperBound))"
+            problems.append("\(key): expected a number in \(bounds), got \(plainNumber(value))")
         }
         let cal = c.calibration
         check("calibration.windowSeconds", cal.windowSeconds, 1...3600)

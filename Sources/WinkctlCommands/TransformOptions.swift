@@ -37,13 +37,12 @@ enum TransformOptions {
     /// report says it was measured through.
     static func describe(_ transform: FrameTransform) -> String? {
         guard !isIdentity(transform) else { return nil }
-        func number(_ v: Double) -> String { v == v.rounded() ? String(Int(v)) : String(v) }
         var parts: [String] = []
         if transform.flip { parts.append("--flip") }
-        if transform.degrees != 0 { parts.append("--rotate \(number(transform.degrees))") }
-        if transform.scale != 1 { parts.append("--scale \(number(transform.scale))") }
-        if transform.gain != 1 { parts.append("--gain \(number(transform.gain))") }
-        if transform.noise != 0 { parts.append("--noise \(number(transform.noise))") }
+        if transform.degrees != 0 { parts.append("--rotate \(plainNumber(transform.degrees))") }
+        if transform.scale != 1 { parts.append("--scale \(plainNumber(transform.scale))") }
+        if transform.gain != 1 { parts.append("--gain \(plainNumber(transform.gain))") }
+        if transform.noise != 0 { parts.append("--noise \(plainNumber(transform.noise))") }
         return parts.joined(separator: " ")
     }
 
