@@ -209,15 +209,7 @@ public struct Configuration: Sendable {
         if let problem = EventNameRules.helloProblem([EventName.faceFound, EventName.faceLost] + rows.map(\.event)) {
             problems.append("analyzers: \(problem)")
         }
-        if !(0...1).contains(c.calibration.maximumNeutralEyeClosed) {
-            problems.append(
-                "calibration.maximumNeutralEyeClosed: expected a probability in 0...1, got "
-                    + "\(c.calibration.maximumNeutralEyeClosed)")
-        }
         problems += rangeProblems(c)
-        if !(0...1).contains(c.quality.minimumVisible) {
-            problems.append("quality.minimumVisible: expected a fraction in 0...1, got \(c.quality.minimumVisible)")
-        }
         let names = rows.map(\.event)
         for row in rows {
             for s in row.suppressedBy where !names.contains(s) {
@@ -238,12 +230,15 @@ public struct Configuration: Sendable {
     /// inside dlib without naming the key, and negative spans or intervals turned ramps and counters around.
     static func rangeProblems(_ c: Configuration) -> [String] {
         var problems: [String] = []
-        func check<T: Comparable & CustomStringConvertible>(_ key: String, _ value: T, _ range: ClosedRange<T>) {
+        func check<T: Comparable & CustomStringConvertible>(
+            _ key: String, _ value: T, _ range: ClosedRange<T>, _ what: String = "a number"
+        ) {
             guard !range.contains(value) else { return }
             let bounds = "\(plainNumber(range.lowerBound))...\(plainNumber(range.upperBound))"
-            problems.append("\(key): expected a number in \(bounds), got \(plainNumber(value))")
+            problems.append("\(key): expected \(what) in \(bounds), got \(plainNumber(value))")
         }
         let cal = c.calibration
+        check("calibration.maximumNeutralEyeClosed", cal.maximumNeutralEyeClosed, 0...1, "a probability")
         check("calibration.windowSeconds", cal.windowSeconds, 1...3600)
         check("calibration.samplesPerSecond", cal.samplesPerSecond, 0.01...120)
         check("calibration.priorWeight", cal.priorWeight, 0...1_000_000)
@@ -253,6 +248,7 @@ public struct Configuration: Sendable {
         check("quality.maximumPitch", c.quality.maximumPitch, 0...180)
         check("quality.minimumInterocular", c.quality.minimumInterocular, 0...8192)
         check("quality.minimumBrightness", c.quality.minimumBrightness, 0...255)
+        check("quality.minimumVisible", c.quality.minimumVisible, 0...1, "a fraction")
         check("quality.faceLostGrace", c.quality.faceLostGrace, 0...3600)
         let t = c.tracker
         check("tracker.detectionWidth", t.detectionWidth, 64...8192)
@@ -427,9 +423,8 @@ func describeDecodingError(_ error: Error, field: String? = nil, value: Any? = n
         p.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
     }
     if case DecodingError.dataCorrupted(let ctx) = error, ctx.codingPath.isEmpty, let field {
-        let shown = (value as? NSNumber).map { "\($0)" } ?? value.map { "\($0)" } ?? "null"
         return "\(field): expected a number this setting can hold (a whole number where it counts; at most "
-            + "about 3.4e38), got \(shown)"
+            + "about 3.4e38), got \(value.map { "\($0)" } ?? "null")"
     }
     switch error {
     case DecodingError.typeMismatch(let type, let ctx):
