@@ -425,8 +425,6 @@ public final class EventServer: @unchecked Sendable {
                     log?(.error, "accept: \(error)")
                 }
                 return
-            } catch {
-                return
             }
             let peer = syscalls.peerCredentials(fd)
             lock.lock()

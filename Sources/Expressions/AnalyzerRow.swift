@@ -67,21 +67,22 @@ public struct AnalyzerRow: Sendable, Equatable {
     public func validate() -> [String] {
         var problems: [String] = []
         let p = "row '\(event)'"
-        if event.isEmpty { problems.append("\(p): event: expected a non-empty name") }
-        if !(0...1).contains(enter) { problems.append("\(p): enter: expected a number in 0...1, got \(enter)") }
-        if !(0...1).contains(exit) { problems.append("\(p): exit: expected a number in 0...1, got \(exit)") }
-        if exit > enter { problems.append("\(p): exit: expected at most enter (\(enter)), got \(exit)") }
-        if !(minDuration >= 0) { problems.append("\(p): minDuration: expected seconds >= 0, got \(minDuration)") }
-        if let m = maxDuration, !(m > minDuration) {
-            problems.append("\(p): maxDuration: expected seconds > minDuration (\(minDuration)), got \(m)")
+        func say(_ field: String, _ expected: String, _ got: some CustomStringConvertible) {
+            problems.append("\(p): \(field): expected \(expected), got \(plainNumber(got))")
         }
-        if !(cooldown >= 0) { problems.append("\(p): cooldown: expected seconds >= 0, got \(cooldown)") }
-        if !(releaseDelay >= 0) { problems.append("\(p): releaseDelay: expected seconds >= 0, got \(releaseDelay)") }
+        if event.isEmpty { problems.append("\(p): event: expected a non-empty name") }
+        if !(0...1).contains(enter) { say("enter", "a number in 0...1", enter) }
+        if !(0...1).contains(exit) { say("exit", "a number in 0...1", exit) }
+        if exit > enter { say("exit", "at most enter (\(plainNumber(enter)))", exit) }
+        if !(minDuration >= 0) { say("minDuration", "seconds >= 0", minDuration) }
+        if let m = maxDuration, !(m > minDuration) {
+            say("maxDuration", "seconds > minDuration (\(plainNumber(minDuration)))", m)
+        }
+        if !(cooldown >= 0) { say("cooldown", "seconds >= 0", cooldown) }
+        if !(releaseDelay >= 0) { say("releaseDelay", "seconds >= 0", releaseDelay) }
         // Compared, not `(0...exit).contains`: a range with a negative `exit` traps (it crashed winkd on a
         // configuration `{"event": "blink", "exit": -0.1}`, also on a SIGHUP reload).
-        if let r = rearm, !(r >= 0 && r <= exit) {
-            problems.append("\(p): rearm: expected a number in 0...exit (\(exit)), got \(r)")
-        }
+        if let r = rearm, !(r >= 0 && r <= exit) { say("rearm", "a number in 0...exit (\(plainNumber(exit)))", r) }
         if kind == .oneShot && maxDuration == nil {
             problems.append("\(p): maxDuration: a oneShot row needs one")
         }

@@ -64,7 +64,7 @@ extension FaceMeasures: Codable {
             if key == \.eyeClosedLeft || key == \.eyeClosedRight, !(0...1).contains(value) {
                 throw DecodingError.dataCorruptedError(
                     forKey: Key(stringValue: name), in: c,
-                    debugDescription: "expected a probability in 0...1, got \(value)")
+                    debugDescription: "expected a probability in 0...1, got \(plainNumber(value))")
             }
             self[keyPath: key] = value
         }

@@ -90,7 +90,7 @@ extension CalibrationProfile: Codable {
         ] where !(neutral[keyPath: key] > 0) {
             throw DecodingError.dataCorruptedError(
                 forKey: .neutral, in: c,
-                debugDescription: "\(name): expected a positive number, got \(neutral[keyPath: key])")
+                debugDescription: "\(name): expected a positive number, got \(plainNumber(neutral[keyPath: key]))")
         }
         expressions = try c.decodeIfPresent([Step: FaceMeasures].self, forKey: .expressions) ?? [:]
         if expressions[.neutral] != nil {
@@ -102,7 +102,7 @@ extension CalibrationProfile: Codable {
         guard reach > 0 && reach <= 1 else {
             throw DecodingError.dataCorruptedError(
                 forKey: .reach, in: c,
-                debugDescription: "expected a number in (0, 1], got \(reach)")
+                debugDescription: "expected a number in (0, 1], got \(plainNumber(reach))")
         }
         source = try c.decodeIfPresent(String.self, forKey: .source)
     }

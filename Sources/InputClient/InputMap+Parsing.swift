@@ -1,5 +1,6 @@
 import EventServer
 import Foundation
+import WinkCore
 
 extension InputMap {
     /// Default `within` of a sequence, seconds.
@@ -89,7 +90,7 @@ extension InputMap {
                 number(object["interval"], key: "\(where_).interval", problems: &problems)
                 ?? defaultRepeatIntervalMilliseconds
             if interval <= 0 {
-                problems.append("\(where_).interval: must be more than 0 milliseconds, got \(interval)")
+                problems.append("\(where_).interval: must be more than 0 milliseconds, got \(plainNumber(interval))")
             }
             mode = .repeat(interval: interval / 1000)
         case .string(let other)?:
@@ -233,7 +234,7 @@ extension InputMap {
         guard let value else { return fallback }
         guard let number = number(value, key: key, problems: &problems) else { return nil }
         guard number >= 0 else {
-            problems.append("\(key): must be 0 or more seconds, got \(number)")
+            problems.append("\(key): must be 0 or more seconds, got \(plainNumber(number))")
             return nil
         }
         return number

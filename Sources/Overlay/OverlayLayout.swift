@@ -258,7 +258,7 @@ struct LayerEntry: Decodable {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: c.codingPath + [opacityKey],
-                    debugDescription: "expected a number in 0...1, got \(opacity)"))
+                    debugDescription: "expected a number in 0...1, got \(plainNumber(opacity))"))
         }
         let fitKey = AnyKey("fit")
         var fit = OverlayLayer.Fit.stretch
@@ -282,7 +282,7 @@ struct LayerEntry: Decodable {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: path,
-                    debugDescription: "expected a positive number, got \(value)"))
+                    debugDescription: "expected a positive number, got \(plainNumber(value))"))
         }
     }
 }

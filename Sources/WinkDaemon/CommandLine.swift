@@ -109,13 +109,6 @@ public struct Arguments {
     }
 }
 
-/// `value` as `--help`, usage errors and configuration problems write a number: its description without a
-/// trailing ".0" (`180`, `0.05`, `1e+300`), so a Double limit reads as it was declared.
-public func plainNumber(_ value: some CustomStringConvertible) -> String {
-    let s = value.description
-    return s.hasSuffix(".0") ? String(s.dropLast(2)) : s
-}
-
 /// Writes one line to stderr.
 public func printError(_ line: String) {
     FileHandle.standardError.write(Data((line + "\n").utf8))

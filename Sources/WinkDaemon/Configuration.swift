@@ -300,7 +300,7 @@ public struct Configuration: Sendable {
         }
     }
 
-    /// `camera`: `width`, `height` (whole pixels > 0, both or neither), `fps` (> 0).
+    /// `camera`: `width`, `height` (whole pixels 1...8192, both or neither), `fps` (> 0, at most 1000).
     static func parseCamera(_ value: Any?, into c: inout Configuration, problems: inout [String]) {
         let known = ["width", "height", "fps"]
         guard let object = sectionObject(value, named: "camera", known: known, problems: &problems) else { return }
@@ -319,7 +319,7 @@ public struct Configuration: Sendable {
             if let n = number(v), n > 0, n <= 1000 {
                 c.camera.framesPerSecond = n
             } else {
-                problems.append("camera.fps: expected a number of frames per second above 0")
+                problems.append("camera.fps: expected a number of frames per second above 0 and at most 1000")
             }
         }
     }
@@ -424,7 +424,7 @@ func describeDecodingError(_ error: Error, field: String? = nil, value: Any? = n
     }
     if case DecodingError.dataCorrupted(let ctx) = error, ctx.codingPath.isEmpty, let field {
         return "\(field): expected a number this setting can hold (a whole number where it counts; at most "
-            + "about 3.4e38), got \(value.map { "\($0)" } ?? "null")"
+            + "about 3.4e38), got \(value.map { plainNumber(String(describing: $0)) } ?? "null")"
     }
     switch error {
     case DecodingError.typeMismatch(let type, let ctx):

@@ -64,7 +64,7 @@ import Testing
     @Test func aPathThatIsNotASocketSaysSo() throws {
         let folder = try Binaries.temporaryDirectory()
         let file = folder.appendingPathComponent("events.sock").path
-        FileManager.default.createFile(atPath: file, contents: Data())
+        try #require(FileManager.default.createFile(atPath: file, contents: Data()))
         let r = try Binaries.run("winkctl", ["events", "--socket", file])
         #expect(
             r.status == 69

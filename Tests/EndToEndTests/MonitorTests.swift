@@ -25,7 +25,7 @@ struct MonitorTests {
                 "--pace", "realtime", "--loop",
             ]
             let log = dir.appendingPathComponent("winkd.log")
-            FileManager.default.createFile(atPath: log.path, contents: nil)
+            try #require(FileManager.default.createFile(atPath: log.path, contents: nil))
             daemon.standardError = try FileHandle(forWritingTo: log)
             daemon.standardOutput = FileHandle.nullDevice
             try daemon.run()

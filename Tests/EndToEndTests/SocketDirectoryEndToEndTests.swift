@@ -114,7 +114,7 @@ struct SocketDirectoryEndToEndTests {
         p.executableURL = Binaries.directory.appendingPathComponent("winkd")
         p.arguments = ["--socket", socket]
         let log = dir.appendingPathComponent("stderr.txt")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        try #require(FileManager.default.createFile(atPath: log.path, contents: nil))
         p.standardError = try FileHandle(forWritingTo: log)
         p.standardOutput = FileHandle.nullDevice
         try p.run()

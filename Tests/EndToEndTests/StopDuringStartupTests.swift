@@ -17,7 +17,7 @@ struct StopDuringStartupTests {
             let cache = dir.appendingPathComponent("cache")  // empty: the model cache is cold
             try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
             let log = dir.appendingPathComponent("stderr.txt")
-            FileManager.default.createFile(atPath: log.path, contents: nil)
+            try #require(FileManager.default.createFile(atPath: log.path, contents: nil))
             let p = Process()
             p.executableURL = Binaries.directory.appendingPathComponent("winkd")
             p.arguments = ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket]

@@ -229,5 +229,12 @@ struct AnalyzerTableTests {
                 "row 'blink': exit: expected a number in 0...1, got -0.1",
                 "row 'blink': rearm: expected a number in 0...exit (-0.1), got 0.4",
             ], "\(negative.validate())")
+        // Numbers are written as configuration problems write them elsewhere: `-1`, not Float's `-1.0`.
+        let whole = AnalyzerRow(event: "x", value: jaw, enter: 2, exit: 0.5, cooldown: -1)
+        #expect(
+            whole.validate() == [
+                "row 'x': enter: expected a number in 0...1, got 2",
+                "row 'x': cooldown: expected seconds >= 0, got -1",
+            ], "\(whole.validate())")
     }
 }

@@ -238,7 +238,7 @@ struct CalibrationProfileTests {
     @Test func aProfileSavedThroughALinkKeepsTheLink() throws {
         let target = temporaryPath("target.json"), link = temporaryPath("link.json")
         defer { for p in [target, link] { try? FileManager.default.removeItem(atPath: p) } }
-        FileManager.default.createFile(atPath: target, contents: Data("old".utf8))
+        try #require(FileManager.default.createFile(atPath: target, contents: Data("old".utf8)))
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
         try CalibrationProfile(neutral: neutral).save(to: link)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target)

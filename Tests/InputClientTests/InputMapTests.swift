@@ -71,7 +71,7 @@ struct InputMapTests {
                     "mappings[0].action.key: unknown key name 'KEY_FOO' (names as in linux/input-event-codes.h, e.g. "
                     + "KEY_ENTER)",
                     "mappings[1].action.button: 'KEY_ENTER' is not a button (BTN_...); use {\"key\": \"KEY_ENTER\"}",
-                    "mappings[1].minHold: must be 0 or more seconds, got -1.0",
+                    "mappings[1].minHold: must be 0 or more seconds, got -1",
                     "mappings[1].mode: unknown mode 'hopp' (expected press, hold, toggle, repeat)",
                     "mappings[2].within: only for sequences ('blink,blink')",
                     "mappings[2].interval: only for mode \"repeat\"",

@@ -79,7 +79,7 @@ struct UinputInjectorTests {
 
     @Test func realBackendRefusesAFileThatIsNotUinput() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("not-uinput-\(getpid())").path
-        FileManager.default.createFile(atPath: path, contents: Data())
+        try #require(FileManager.default.createFile(atPath: path, contents: Data()))
         defer { try? FileManager.default.removeItem(atPath: path) }
         do {
             _ = try LibevdevUinput(path: path).makeDevice(VirtualDeviceSpec.forMap(Self.map))

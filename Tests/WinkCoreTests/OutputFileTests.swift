@@ -14,8 +14,9 @@ import WinkCore
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try OutputFile.checkCreatable(dir.appendingPathComponent("plot.png").path)
-        FileManager.default.createFile(atPath: dir.appendingPathComponent("old.png").path, contents: Data([1]))
-        try OutputFile.checkCreatable(dir.appendingPathComponent("old.png").path)  // replaced: fine
+        let old = dir.appendingPathComponent("old.png").path
+        try #require(FileManager.default.createFile(atPath: old, contents: Data([1])))
+        try OutputFile.checkCreatable(old)  // replaced: fine
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("plot.png").path))
     }
 
@@ -23,7 +24,7 @@ import WinkCore
         let dir = try folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("file").path
-        FileManager.default.createFile(atPath: file, contents: Data())
+        try #require(FileManager.default.createFile(atPath: file, contents: Data()))
         let cases: [(String, String)] = [
             ("/nonexistent/dir/p.png", "no such directory /nonexistent/dir"),
             (file + "/p.png", "\(file) is not a directory"),
@@ -76,7 +77,7 @@ import WinkCore
         }
         let target = dir.appendingPathComponent("target.json").path
         let link = dir.appendingPathComponent("link.json").path
-        FileManager.default.createFile(atPath: target, contents: Data("old".utf8))
+        try #require(FileManager.default.createFile(atPath: target, contents: Data("old".utf8)))
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
         try OutputFile.checkCreatable(link)
         #expect(OutputFile.resolved(link) == URL(fileURLWithPath: target).resolvingSymlinksInPath().path)

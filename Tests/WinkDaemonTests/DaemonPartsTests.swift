@@ -187,7 +187,7 @@ struct DaemonPartsTests {
                 lines == [
                     "c.json: camera.rate: unknown key (known: fps, height, width)",
                     "c.json: camera: give both width and height, or neither",
-                    "c.json: camera.fps: expected a number of frames per second above 0",
+                    "c.json: camera.fps: expected a number of frames per second above 0 and at most 1000",
                     "c.json: socket.x: unknown key (known: maximumClients, mode)",
                     "c.json: socket.mode: expected an octal permission string such as \"0660\"",
                     "c.json: socket.maximumClients: expected a whole number from 1 to 4096",
