@@ -67,8 +67,8 @@ public struct Arguments {
 
     /// The value of `--name` as a number, written in decimal (`12`, `-0.5`, `1e-3`; not `0x10`, `inf` or
     /// `nan`, which Swift's own parsing would take).
-    /// - Throws: `UsageError` when it is not such a number within `range`; the range is written as in
-    ///   `--help` (`-180...180`, not `-180.0...180.0`).
+    /// - Throws: `UsageError` when it is not such a number within `range` ("a whole number" when `T` is an
+    ///   integer type: `--repeat 1.5`); the range is written as in `--help` (`-180...180`, not `-180.0...180.0`).
     public mutating func number<T: LosslessStringConvertible & Comparable>(
         _ name: String,
         in range: ClosedRange<T>
@@ -77,7 +77,8 @@ public struct Arguments {
         let decimal = text.contains { $0.isNumber } && text.allSatisfy { "0123456789+-.eE".contains($0) }
         guard decimal, let value = T(text), range.contains(value) else {
             let bounds = "\(plainNumber(range.lowerBound))...\(plainNumber(range.upperBound))"
-            throw UsageError("\(name) expects a number in \(bounds), got '\(text)'")
+            let kind = T.self is any BinaryInteger.Type ? "a whole number" : "a number"
+            throw UsageError("\(name) expects \(kind) in \(bounds), got '\(text)'")
         }
         return value
     }

@@ -309,10 +309,16 @@ public final class Daemon: SessionHost, @unchecked Sendable {
         } catch {
             let reason = describeError(error).replacingOccurrences(of: "\n", with: "; ")
             log(.warning, "reload failed, keeping the old configuration: \(reason)")
+            // The line's source names the file; its message says what is wrong without naming it again.
+            let source = path ?? configuration.path
+            let problems = reason.components(separatedBy: "; ").map { problem in
+                guard let source, problem.hasPrefix(source + ": ") else { return problem }
+                return String(problem.dropFirst(source.count + 2))
+            }
             publisher.publish(
                 status: StatusLine(
-                    state: .reloadFailed, source: path ?? configuration.path,
-                    message: Self.shortened(reason)))
+                    state: .reloadFailed, source: source,
+                    message: Self.shortened(problems.joined(separator: "; "))))
             return false
         }
     }

@@ -142,6 +142,13 @@ struct DaemonRobustnessTests {
         let bad = client.read(until: { $0.contains { $0.contains("reload_") } })
         let failure = try #require(bad.first { $0.contains("\"reload_failed\"") }, "\(bad.suffix(3))")
         #expect(failure.contains("bogus") && failure.contains("smile"))
+        // The line's source names the file; its message names each problem without the path again (it said
+        // "c.json: ..." after the source "c.json", once per problem).
+        let fields = try #require(
+            try JSONSerialization.jsonObject(with: Data(failure.utf8)) as? [String: Any], "\(failure)")
+        #expect(fields["source"] as? String == config.path, "\(failure)")
+        let message = try #require(fields["message"] as? String, "\(failure)")
+        #expect(!message.contains(config.path) && message.contains("; "), "\(message)")
         // A calibration window the type accepts but the ring cannot hold (it trapped the running daemon).
         try Data(#"{"calibration": {"windowSeconds": 1e300}}"#.utf8).write(to: config)
         kill(daemon.processIdentifier, SIGHUP)

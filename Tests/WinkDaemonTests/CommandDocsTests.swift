@@ -119,8 +119,13 @@ import WinkCore
             try scale.number("--scale", in: 0.05...4.0)
         }
         var repeats = Arguments(["--repeat", "0x3"])
-        #expect(throws: UsageError("--repeat expects a number in 1...1000, got '0x3'")) {
+        #expect(throws: UsageError("--repeat expects a whole number in 1...1000, got '0x3'")) {
             try repeats.number("--repeat", in: 1...1000)
+        }
+        // An integer option says so: "a number in 1...1000" read as if 1.5 were allowed.
+        var fraction = Arguments(["--repeat", "1.5"])
+        #expect(throws: UsageError("--repeat expects a whole number in 1...1000, got '1.5'")) {
+            try fraction.number("--repeat", in: 1...1000)
         }
     }
 
