@@ -81,7 +81,10 @@ public struct ConfigurationReport: Sendable {
     }
 
     /// Commented text: a header naming the file (or the places searched), then `key = value` lines, each
-    /// with `# unit; from` after it, aligned.
+    /// with `# unit; from` after it, aligned in one column (at most `commentColumn`).
+    /// The furthest column (0-based) at which `text()` aligns its comments.
+    static let commentColumn = 50
+
     public func text() -> String {
         var out = "# winkd's configuration in effect (winkctl config, winkd --print-config)\n"
         if let file, let fileChosenBy {
@@ -91,7 +94,9 @@ public struct ConfigurationReport: Sendable {
             out += searched.isEmpty ? "\n" : " (looked for \(searched.joined(separator: ", ")))\n"
         }
         let left = settings.map { "\($0.key) = \($0.value)" }
-        let width = min(40, left.map(\.count).max() ?? 0)
+        // One comment column for every setting that fits before it (the longest built-in key with its
+        // value is 43 characters); longer lines (formulas, long event names) keep two spaces.
+        let width = left.map(\.count).filter { $0 <= Self.commentColumn - 2 }.max() ?? 0
         for (setting, text) in zip(settings, left) {
             let pad = String(repeating: " ", count: max(2, width - text.count + 2))
             out += text + pad + "# " + (setting.unit.map { "\($0); " } ?? "") + setting.from + "\n"

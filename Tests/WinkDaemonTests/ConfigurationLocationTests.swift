@@ -142,6 +142,14 @@ struct ConfigurationLocationTests {
             text.split(separator: "\n").contains {
                 $0.hasPrefix("quality.maximumYaw = 20 ") && $0.hasSuffix("# degrees; \(file)")
             })
+        // Every comment that fits in the column is in one column (calibration.expressiveSamplesPerSecond and
+        // maximumNeutralEyeClosed stuck out by two characters at a fixed 40); longer lines keep two spaces.
+        let hashes = text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
+            line.range(of: "  # ").map { line.distance(from: line.startIndex, to: $0.upperBound) - 2 } ?? -1
+        }
+        #expect(!hashes.contains(-1))
+        let columns = Set(hashes.filter { $0 <= ConfigurationReport.commentColumn })
+        #expect(columns.count == 1, "\(columns)")
         let json = try #require(JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
         #expect((json["settings"] as? [[String: Any]])?.count == report.settings.count)
     }
