@@ -27,7 +27,9 @@ public enum VideoWriteErrorCode: ExitCodeKind {
 
 /// A video file written with FFmpeg (libavformat, libavcodec): H.264 through libx264 in the container the
 /// extension names (`.mp4`, `.m4v`, `.mov`, `.mkv`), with the audio of another file (the input) copied
-/// packet for packet. Frame i is stamped i / `framesPerSecond` seconds.
+/// packet for packet. Frame i is stamped i / `framesPerSecond` seconds. The file is written under a temporary
+/// name beside `path` and renamed over it by `finish()` (`PendingOutput`): a failed or stopped run leaves
+/// what was at `path` as it was.
 ///
 /// When this FFmpeg has none of the `encoders` asked for, the video is written with libavcodec's own MPEG-4
 /// Part 2 encoder instead and `fallbackNote` says so (one line for stderr). Write errors are FFmpeg's own
@@ -53,6 +55,8 @@ public final class VideoFileWriter: FrameSink {
     public let fallbackNote: String?
     public private(set) var frameCount = 0
     private var handle: OpaquePointer?
+    /// The temporary file being written, renamed over `path` by `finish()`.
+    private let pending: PendingOutput
 
     /// Whether `path`'s extension names a container this writer makes (see `extensions`).
     public static func handles(path: String) -> Bool {
@@ -61,7 +65,7 @@ public final class VideoFileWriter: FrameSink {
         return extensions.contains(name[name.index(after: dot)...].lowercased())
     }
 
-    /// Creates the file (truncating it).
+    /// Starts the file (a temporary one beside `path`; `path` itself is replaced only by `finish()`).
     /// - Parameters:
     ///   - width, height: frame size in pixels (1...16384).
     ///   - framesPerSecond: the frame rate stored in the container, 0 < fps <= 1000.
@@ -70,24 +74,30 @@ public final class VideoFileWriter: FrameSink {
     ///     no audio. A stream whose codec the container does not take is left out.
     ///   - encoders: libavcodec encoder names tried in order.
     /// - Throws: `VideoWriteError` `.cannotCreate` (exit 73) when the file cannot be created,
-    ///   `.writeFailed` (74) when its header cannot be written (the file is removed), `.internal` (70) for a
-    ///   size or rate out of range or an encoder that cannot be opened.
+    ///   `.writeFailed` (74) when its header cannot be written (the temporary file is removed), `.internal`
+    ///   (70) for a size or rate out of range or an encoder that cannot be opened.
     public init(path: String, width: Int, height: Int, framesPerSecond: Double, audioFrom: String? = nil,
                 encoders: [String] = VideoFileWriter.h264Encoders) throws {
         self.path = path
         self.width = width
         self.height = height
+        do {
+            pending = try PendingOutput(destination: path)
+        } catch let error as OutputFileError {
+            throw VideoWriteError(error.code == .writeFailed ? .writeFailed : .cannotCreate, subject: path,
+                                  reason: error.reason)
+        }
         var out: OpaquePointer?
         var message = [CChar](repeating: 0, count: 256)
-        let status = wm_writer_open(path, Int32(clamping: width), Int32(clamping: height), framesPerSecond,
+        let status = wm_writer_open(pending.temporary, Int32(clamping: width), Int32(clamping: height), framesPerSecond,
                                     encoders.joined(separator: ","), audioFrom, &out, &message, message.count)
         guard status == WM_OK, let out else {
-            let reason = String(cString: message)
+            pending.discard()
+            let reason = String(cString: message).replacingOccurrences(of: pending.temporary, with: path)
             switch status {
             case WM_CANNOT_CREATE:
                 throw VideoWriteError(.cannotCreate, subject: path, reason: "cannot create the video file: \(reason)")
             case WM_WRITE_FAILED:
-                Self.remove(path)
                 throw VideoWriteError(.writeFailed, subject: path,
                                       reason: "writing failed: \(reason); the incomplete file was removed")
             case WM_BAD_ARGUMENT:
@@ -124,38 +134,40 @@ public final class VideoFileWriter: FrameSink {
         frameCount += 1
     }
 
-    /// Flushes the encoder, copies the rest of the audio and writes the container's index.
+    /// Flushes the encoder, copies the rest of the audio, writes the container's index and renames the
+    /// finished file over `path`.
     /// - Throws: `VideoWriteError.writeFailed` (exit 74), e.g. "writing failed: No space left on device; the
-    ///   incomplete file was removed"; the file is removed.
+    ///   incomplete file was removed" (what was at `path` stays).
     public func finish() throws {
         guard let handle else { throw VideoWriteError(.internal, subject: path, reason: "the video writer is closed") }
         var message = [CChar](repeating: 0, count: 256)
         let status = wm_writer_finish(handle, &message, message.count)
         guard status == WM_OK else { throw failure(status, message) }
-        close()
+        wm_writer_close(handle)
+        self.handle = nil
+        do {
+            try pending.commit()
+        } catch let error as OutputFileError {
+            throw VideoWriteError(error.code == .writeFailed ? .writeFailed : .cannotCreate, subject: path,
+                                  reason: error.reason)
+        }
     }
 
-    /// Frees the writer; an unfinished file is left as it is (incomplete). Idempotent.
+    /// Frees the writer; an unfinished file is removed and what was at `path` stays. Idempotent.
     public func close() {
         if let handle { wm_writer_close(handle) }
         handle = nil
+        pending.discard()
     }
 
     /// The error for a failed write; closes the writer and removes the incomplete file.
     private func failure(_ status: wm_status, _ message: [CChar]) -> VideoWriteError {
         close()
-        Self.remove(path)
         guard status == WM_WRITE_FAILED else {
             return VideoWriteError(.internal, subject: path, reason: "encoding frame \(frameCount) failed")
         }
         return VideoWriteError(.writeFailed, subject: path,
                                reason: "writing failed: \(String(cString: message)); the incomplete file was removed")
-    }
-
-    /// Removes `path` if it is a regular file (never a device or a symlink's target).
-    private static func remove(_ path: String) {
-        var st = stat()
-        if lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { unlink(path) }
     }
 }
 

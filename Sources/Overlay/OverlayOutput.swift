@@ -28,8 +28,11 @@ extension OverlayError {
     /// The error for a failed write of `path`: `.internal` (exit 70) when the codec plugin could not be
     /// loaded or OpenCV failed (`WO_INTERNAL`), `.writeFailed` (exit 74) when the file was created but writing
     /// it failed (`WO_WRITE_FAILED`: a full disk), otherwise `.output` (exit 73: the file cannot be created).
-    static func writing(_ status: wo_status, path: String, message: [CChar], fallback: String) -> OverlayError {
-        let reason = String(cString: message)
+    /// A `temporary` file written for `path` is named as `path` in the message.
+    static func writing(_ status: wo_status, path: String, message: [CChar], fallback: String,
+                        temporary: String? = nil) -> OverlayError {
+        var reason = String(cString: message)
+        if let temporary { reason = reason.replacingOccurrences(of: temporary, with: path) }
         let code: OverlayErrorCode = switch status {
         case WO_INTERNAL: .internal
         case WO_WRITE_FAILED: .writeFailed
@@ -46,7 +49,8 @@ extension OverlayError {
 }
 
 /// Writes a frame's BGR plane as a PNG (compression 9) or JPEG (quality 95), by `path`'s extension, through
-/// OpenCV's `imencode` and a checked write.
+/// OpenCV's `imencode` and a checked write, under a temporary name renamed over `path` once written
+/// (`PendingOutput`): a failed write leaves what was at `path` as it was.
 /// - Throws: `OverlayError.output` (exit 73) for an unknown extension or a file that cannot be created,
 ///   `.writeFailed` (exit 74) when writing it fails ("writing failed: No space left on device"; the
 ///   incomplete file is removed), `.internal` (exit 70) when the buffer has no colour plane or the codec
@@ -55,18 +59,44 @@ public func writeImage(_ buffer: PixelBuffer, to path: String) throws {
     guard buffer.wantsColor else {
         throw OverlayError(.internal, subject: path, reason: "the frame buffer has no BGR plane (wantsColor is false)")
     }
+    let pending = try PendingOutput.forOverlay(path)
     var message = [CChar](repeating: 0, count: 256)
     let status = wo_image_write(
-        path, buffer.bgr, Int32(buffer.width), Int32(buffer.height), Int32(3 * buffer.width),
+        pending.temporary, buffer.bgr, Int32(buffer.width), Int32(buffer.height), Int32(3 * buffer.width),
         &message, message.count)
     guard status == WO_OK else {
-        throw OverlayError.writing(status, path: path, message: message, fallback: "cannot write the image")
+        pending.discard()
+        throw OverlayError.writing(status, path: path, message: message, fallback: "cannot write the image",
+                                   temporary: pending.temporary)
+    }
+    try pending.commitForOverlay()
+}
+
+extension PendingOutput {
+    /// A pending output for `path`, its errors as `OverlayError` (73, or 74 on a full disk).
+    static func forOverlay(_ path: String) throws -> PendingOutput {
+        do {
+            return try PendingOutput(destination: path)
+        } catch let error as OutputFileError {
+            throw OverlayError(error.code == .writeFailed ? .writeFailed : .output, subject: path, reason: error.reason)
+        }
+    }
+
+    /// `commit()`, its errors as `OverlayError`.
+    func commitForOverlay() throws {
+        do {
+            try commit()
+        } catch let error as OutputFileError {
+            throw OverlayError(error.code == .writeFailed ? .writeFailed : .output, subject: destination,
+                               reason: error.reason)
+        }
     }
 }
 
 /// A video file written frame by frame with OpenCV's `VideoWriter` (FFmpeg backend). The codec follows the
-/// extension (see `OverlayOutputKind.video`). Not thread-safe. `finish(readBack:)` finishes the file and
-/// proves it whole; `close()` (or deinit) only finishes it.
+/// extension (see `OverlayOutputKind.video`). Not thread-safe. The file is written under a temporary name
+/// beside `path` (`PendingOutput`); `finish(readBack:)` finishes it, proves it whole and renames it over
+/// `path`; `close()` (or deinit) before that removes it, and what was at `path` stays.
 ///
 /// OpenCV 4.6's `VideoWriter` reports no write errors: on a full disk every frame "succeeds" and the file
 /// ends without its index (an MP4 without its moov atom). Hence the reading back.
@@ -77,6 +107,8 @@ public final class OverlayVideoWriter: FrameSink {
     /// Frames written so far.
     public private(set) var frameCount = 0
     private var handle: OpaquePointer?
+    /// The temporary file being written, renamed over `path` once finished.
+    private let pending: PendingOutput
     /// How `finish()` reads the file back (see `finish(readBack:)`); nil: it only closes the file.
     private let readBack: ((String) throws -> any FrameSource)?
 
@@ -91,13 +123,16 @@ public final class OverlayVideoWriter: FrameSink {
         self.readBack = readBack
         self.width = width
         self.height = height
+        pending = try PendingOutput.forOverlay(path)
         var out: OpaquePointer?
         var message = [CChar](repeating: 0, count: 256)
         let status = wo_video_writer_open(
-            path, Int32(width), Int32(height), framesPerSecond, &out, &message,
+            pending.temporary, Int32(width), Int32(height), framesPerSecond, &out, &message,
             message.count)
         guard status == WO_OK, let out else {
-            throw OverlayError.writing(status, path: path, message: message, fallback: "cannot open the video writer")
+            pending.discard()
+            throw OverlayError.writing(status, path: path, message: message, fallback: "cannot open the video writer",
+                                       temporary: pending.temporary)
         }
         handle = out
     }
@@ -120,16 +155,26 @@ public final class OverlayVideoWriter: FrameSink {
         frameCount += 1
     }
 
-    /// Finishes the file. Idempotent. Says nothing of write errors: see `finish(readBack:)`.
+    /// Releases the writer without finishing the output: the temporary file is removed and what was at
+    /// `path` stays. Idempotent; nothing after `finish()`.
     public func close() {
+        release()
+        pending.discard()
+    }
+
+    /// Closes OpenCV's writer, which writes the container's end. Idempotent.
+    private func release() {
         if let handle { wo_video_writer_close(handle) }
         handle = nil
     }
 
-    /// Finishes the file, and proves it whole with the `readBack` given at creation, if any.
+    /// Finishes the file, proves it whole with the `readBack` given at creation, if any (without one,
+    /// OpenCV's silence about write errors is taken at its word), and renames it over `path`.
     /// - Throws: as `finish(readBack:)`.
     public func finish() throws {
-        if let readBack { try finish(readBack: readBack) } else { close() }
+        if let readBack { return try finish(readBack: readBack) }
+        release()
+        try pending.commitForOverlay()
     }
 
     /// Finishes the file and reads it back with `readBack` (e.g. Capture's `VideoFileSource`), counting its
@@ -139,11 +184,11 @@ public final class OverlayVideoWriter: FrameSink {
     ///   failed: No space left on device (the file holds 0 of 72 frames); the incomplete file was removed"
     ///   (the cause is named when the file system has no space left); the file is removed.
     public func finish(readBack: (String) throws -> any FrameSource) throws {
-        close()
+        release()
         let expected = frameCount
         var problem: String?
         do {
-            let source = try readBack(path)
+            let source = try readBack(pending.temporary)
             defer { source.close() }
             let buffer = PixelBuffer()
             var frames = 0
@@ -151,13 +196,12 @@ public final class OverlayVideoWriter: FrameSink {
             if frames != expected { problem = "the file holds \(frames) of \(expected) frames" }
         } catch {
             var reason = describeError(error)
-            if reason.hasPrefix(path + ": ") { reason.removeFirst(path.count + 2) }
-            problem = "the file does not read back: \(reason)"
+            if reason.hasPrefix(pending.temporary + ": ") { reason.removeFirst(pending.temporary.count + 2) }
+            problem = "the file does not read back: \(reason.replacingOccurrences(of: pending.temporary, with: path))"
         }
-        guard let problem else { return }
-        let cause = Self.fileSystemIsFull(at: path) ? "No space left on device (\(problem))" : problem
-        var st = stat()
-        if lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { unlink(path) }
+        guard let problem else { return try pending.commitForOverlay() }
+        let cause = Self.fileSystemIsFull(at: pending.temporary) ? "No space left on device (\(problem))" : problem
+        pending.discard()
         throw OverlayError(.writeFailed, subject: path,
                            reason: "writing failed: \(cause); the incomplete file was removed")
     }

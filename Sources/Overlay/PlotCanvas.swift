@@ -1,4 +1,5 @@
 import CWinkOverlay
+import WinkCore
 
 /// A white image drawn with OpenCV primitives (see CWinkOverlay.h "Plot canvas"). Pixels, origin top-left;
 /// colours 0xRRGGBB. Not thread-safe.
@@ -63,13 +64,20 @@ final class PlotCanvas {
 
     static func textWidth(_ s: String, scale: Double = 0.4) -> Int { Int(wo_canvas_text_width(s, scale)) }
 
+    /// Writes the canvas under a temporary name renamed over `path` once written (`PendingOutput`): a
+    /// failed write leaves what was at `path` as it was.
     /// - Throws: `OverlayError.output` (73) when the file cannot be written or the extension is not
-    ///   `.png`/`.jpg`/`.jpeg`, `.internal` (70) when the codec plugin cannot be loaded.
+    ///   `.png`/`.jpg`/`.jpeg`, `.writeFailed` (74) on a full disk, `.internal` (70) when the codec plugin
+    ///   cannot be loaded.
     func write(to path: String) throws {
+        let pending = try PendingOutput.forOverlay(path)
         var message = [CChar](repeating: 0, count: 256)
-        let status = wo_canvas_write(handle, path, &message, message.count)
+        let status = wo_canvas_write(handle, pending.temporary, &message, message.count)
         guard status == WO_OK else {
-            throw OverlayError.writing(status, path: path, message: message, fallback: "cannot write the plot")
+            pending.discard()
+            throw OverlayError.writing(status, path: path, message: message, fallback: "cannot write the plot",
+                                       temporary: pending.temporary)
         }
+        try pending.commitForOverlay()
     }
 }

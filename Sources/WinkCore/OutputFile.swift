@@ -90,3 +90,70 @@ public enum OutputFile {
         return directory.isEmpty ? "/" : directory
     }
 }
+
+/// An output file written under a temporary name beside its destination and renamed over it only once it
+/// is complete (rename(2) in one directory is atomic): a run that fails (a full disk), is stopped (Ctrl-C)
+/// or crashes leaves whatever was at the destination as it was, never half of a new file.
+///
+/// The temporary file is `.NAME.partial-PID-RANDOM.EXT` in the destination's directory (a symbolic link at the
+/// destination is followed, so the link stays and its target is replaced); it keeps the extension, from
+/// which the writers choose the format. It is created empty at once (exclusively, with the destination's
+/// permission bits when it exists, else 0666 less the umask) and removed by `discard()` or deinit unless
+/// `commit()` renamed it. Not thread-safe.
+public final class PendingOutput {
+    /// The path the user named (named in every error).
+    public let destination: String
+    /// The file to write now.
+    public let temporary: String
+    /// The file `commit()` replaces: `destination` with a link at its end followed.
+    private let target: String
+    private var pending = true
+
+    /// - Throws: `OutputFileError` as `OutputFile.checkCreatable(destination)`, or as
+    ///   `OutputFile.error(for:errno:)` when the temporary file cannot be created (73; 74 on a full disk).
+    public init(destination: String) throws {
+        try OutputFile.checkCreatable(destination)
+        self.destination = destination
+        target = OutputFile.resolved(destination)
+        let directory = OutputFile.directory(of: target)
+        let name = target.split(separator: "/").last.map(String.init) ?? target
+        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
+        let stem = dot.map { String(name[..<$0]) } ?? name
+        let ext = dot.map { String(name[$0...]) } ?? ""
+        let unique = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        temporary = (directory == "/" ? "/" : directory + "/") + ".\(stem).partial-\(getpid())-\(unique)\(ext)"
+        var st = stat()
+        let existing = stat(target, &st) == 0 ? st.st_mode & 0o7777 : nil
+        let fd = open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, existing ?? 0o666)
+        guard fd >= 0 else {
+            pending = false
+            throw OutputFile.error(for: destination, errno: errno)
+        }
+        if let existing { _ = fchmod(fd, existing) }  // the umask applied to open's mode; keep the old bits
+        close(fd)
+    }
+
+    deinit { discard() }
+
+    /// Renames the finished temporary file over the destination.
+    /// - Throws: `OutputFileError` (`OutputFile.error(for:errno:)`) when the rename fails; the temporary file
+    ///   is then removed and the destination left as it was.
+    public func commit() throws {
+        guard pending else { return }
+        pending = false
+        guard rename(temporary, target) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw OutputFile.error(for: destination, errno: code)
+        }
+    }
+
+    /// Removes the temporary file (an unfinished or failed output); the destination stays as it was.
+    /// Idempotent; nothing after `commit()`.
+    public func discard() {
+        guard pending else { return }
+        pending = false
+        var st = stat()
+        if lstat(temporary, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { unlink(temporary) }
+    }
+}

@@ -57,6 +57,45 @@ struct NewcomerFindingsTests {
         #expect(try Data(contentsOf: input) == before)
     }
 
+    /// Ctrl-C during `winkctl overlay IN -o OUT` destroyed the file already at OUT and left a broken one
+    /// ("moov atom not found"); the same on a full disk. The output is now written beside OUT and renamed
+    /// over it when complete; a stop removes the partial file and exits 128 + the signal.
+    @Test func overlayStoppedBySIGINTKeepsTheFileAlreadyThere() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let output = dir.appendingPathComponent("out.mp4")
+        let old = Data("precious".utf8)
+        try old.write(to: output)
+        let layout = dir.appendingPathComponent("layout.json")
+        try Data(
+            #"{"layers": [{"feature": "eyes", "image": "\#(Binaries.fixture("overlays/sunglasses_rgba8.png"))"}]}"#.utf8
+        )
+        .write(to: layout)
+        func partials() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.contains(".partial-") }
+        }
+        let errors = dir.appendingPathComponent("stderr.txt")
+        try #require(FileManager.default.createFile(atPath: errors.path, contents: nil))
+        let p = Process()
+        p.executableURL = Binaries.directory.appendingPathComponent("winkctl")
+        // 20 s of video: still being written when the signal comes, however busy the machine.
+        p.arguments = [
+            "overlay", "--layout", layout.path, Binaries.fixture("people/video/liveportrait_d9.mp4"),
+            "-o", output.path, "--quiet",
+        ]
+        p.standardError = try FileHandle(forWritingTo: errors)
+        try p.run()
+        let writing = Wait.until { !partials().isEmpty }  // the first frame's output is open
+        kill(p.processIdentifier, SIGINT)
+        #expect(Wait.forExit(p))
+        #expect(writing, "no partial output appeared")
+        #expect(p.terminationStatus == 130)
+        #expect(try Data(contentsOf: output) == old)
+        #expect(partials().isEmpty)
+        let said = try String(contentsOf: errors, encoding: .utf8)
+        #expect(said == "overlay: stopped by SIGINT; \(output.path) was left as it was\n", "\(said)")
+    }
+
     @Test func subcommandHelpPrintsItsUsage() throws {
         let r = try Binaries.run("winkctl", ["evaluate", "--help"])
         #expect(r.status == 0 && r.stdout.hasPrefix("usage: winkctl evaluate"))

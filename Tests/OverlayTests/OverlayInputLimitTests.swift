@@ -104,36 +104,54 @@ struct OverlayInputLimitTests {
         }
     }
 
-    /// A still written to a full device used to exit 69 like an output that cannot be created, with libpng's
-    /// own "libpng error" line; it is a write error (74) naming the cause.
-    @Test func aStillWrittenToAFullDeviceIsAWriteError() throws {
+    /// A still written to a full disk used to exit 69 like an output that cannot be created, with libpng's
+    /// own "libpng error" line; it is a write error (74) naming the cause. The file already there stays (it
+    /// was removed with the incomplete one: a newcomer's finding), and nothing is left beside it.
+    @Test(.enabled(if: TinyDisk.available, "mounting a 200 KiB tmpfs was refused (not root?): skipped"))
+    func aStillWrittenToAFullDiskIsAWriteErrorAndKeepsTheOldFile() throws {
         let folder = try Paths.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
+        let disk = try TinyDisk(in: folder)
+        defer { disk.unmount() }
         let frame = solidFrame(width: 64, height: 48, bgr: [10, 200, 30])
+        let old = Data(repeating: 7, count: 1000)
         for name in ["full.png", "full.jpg"] {
-            let path = folder.appendingPathComponent(name).path
-            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/dev/full")
+            try old.write(to: URL(fileURLWithPath: disk.path + "/" + name))
+        }
+        disk.fill()
+        for name in ["full.png", "full.jpg"] {
+            let path = disk.path + "/" + name
             #expect {
                 try writeImage(frame, to: path)
             } throws: { error in
                 let e = error as? OverlayError
                 return e?.exitCode == .ioError && e?.description == "\(path): writing failed: No space left on device"
             }
-            #expect(FileManager.default.fileExists(atPath: "/dev/full"))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == old)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).sorted()
+                    == ["filler", "full.jpg", "full.png"])
+        // A device is not an output file (the command-line checks said so already; now writeImage too).
+        let device = folder.appendingPathComponent("device.png").path
+        try FileManager.default.createSymbolicLink(atPath: device, withDestinationPath: "/dev/full")
+        #expect(throws: OverlayError(.output, subject: device, reason: "is a device, not a regular file")) {
+            try writeImage(frame, to: device)
         }
     }
 
     /// A video written to a full file system (a 200 KiB tmpfs): OpenCV's VideoWriter took every frame and
     /// left a file without its moov atom, and the run succeeded. Reading it back now fails the run (74) and
-    /// removes the file.
+    /// removes the incomplete file; the file already at the path stays.
     @Test(.enabled(if: TinyDisk.available, "mounting a 200 KiB tmpfs was refused (not root?): skipped"))
     func aVideoWrittenToAFullDiskIsAWriteError() throws {
         let folder = try Paths.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let disk = try TinyDisk(in: folder)
         defer { disk.unmount() }
+        let old = Data(repeating: 7, count: 1000)
         for name in ["out.mp4", "out.avi"] {
             let output = disk.path + "/" + name
+            try old.write(to: URL(fileURLWithPath: output))
             let input = Paths.video.appendingPathComponent("single_face.mp4").path
             #expect {
                 try OverlayRun.run(
@@ -146,8 +164,9 @@ struct OverlayInputLimitTests {
                     && e?.reason.hasPrefix("writing failed: No space left on device (") == true
                     && e?.reason.hasSuffix("); the incomplete file was removed") == true
             }
-            #expect(!FileManager.default.fileExists(atPath: output))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == old, "the file already there stays")
         }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).sorted() == ["out.avi", "out.mp4"])
     }
 
     /// A written video that reads back short is a write error naming the count, whatever the cause.

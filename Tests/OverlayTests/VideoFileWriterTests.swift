@@ -115,7 +115,7 @@ struct VideoFileWriterTests {
         } throws: { error in
             let e = error as? VideoWriteError
             return e?.code == .cannotCreate && e?.exitCode.rawValue == 73
-                && e?.description == "/nonexistent-dir/x.mp4: cannot create the video file: No such file or directory"
+                && e?.description == "/nonexistent-dir/x.mp4: no such directory /nonexistent-dir"
         }
         #expect {
             try VideoFileWriter(path: "/tmp/x.mp4", width: 0, height: 48, framesPerSecond: 30)

@@ -83,4 +83,72 @@ import WinkCore
         #expect(OutputFile.resolved(link) == URL(fileURLWithPath: target).resolvingSymlinksInPath().path)
         #expect(OutputFile.resolved(target) == target)
     }
+
+    /// Names in `dir` that a pending output left behind.
+    func partials(in dir: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".partial-") }
+    }
+
+    /// Found by a newcomer: a stopped or failed `winkctl overlay -o OUT` destroyed the file already at OUT.
+    /// Outputs are now written beside it and renamed over it only when complete.
+    @Test func aPendingOutputReplacesTheFileOnlyWhenCommitted() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("clip.mp4").path
+        try #require(FileManager.default.createFile(atPath: out, contents: Data("old".utf8)))
+        #expect(chmod(out, 0o640) == 0)
+
+        let failed = try PendingOutput(destination: out)
+        #expect(failed.temporary.hasPrefix(dir.path + "/.clip.partial-") && failed.temporary.hasSuffix(".mp4"))
+        #expect(FileManager.default.fileExists(atPath: failed.temporary))
+        try Data("half".utf8).write(to: URL(fileURLWithPath: failed.temporary))
+        failed.discard()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data("old".utf8))
+        #expect(try partials(in: dir).isEmpty)
+
+        do {  // dropped without a commit (an error thrown past it): the same
+            let dropped = try PendingOutput(destination: out)
+            try Data("half".utf8).write(to: URL(fileURLWithPath: dropped.temporary))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data("old".utf8))
+        #expect(try partials(in: dir).isEmpty)
+
+        let done = try PendingOutput(destination: out)
+        try Data("new".utf8).write(to: URL(fileURLWithPath: done.temporary))
+        try done.commit()
+        done.discard()  // nothing after a commit
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data("new".utf8))
+        var st = stat()
+        #expect(stat(out, &st) == 0 && st.st_mode & 0o777 == 0o640, "the old file's permission bits are kept")
+        #expect(try partials(in: dir).isEmpty)
+    }
+
+    @Test func aPendingOutputThroughALinkReplacesItsTargetAndKeepsTheLink() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let target = dir.appendingPathComponent("real.png").path
+        let link = dir.appendingPathComponent("link.png").path
+        try #require(FileManager.default.createFile(atPath: target, contents: Data("old".utf8)))
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let pending = try PendingOutput(destination: link)
+        try Data("new".utf8).write(to: URL(fileURLWithPath: pending.temporary))
+        try pending.commit()
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == Data("new".utf8))
+        // A bare name is written in the working directory.
+        let name = "plot-\(UUID().uuidString)"
+        let bare = try PendingOutput(destination: name + ".png")
+        #expect(bare.temporary.hasPrefix("./.\(name).partial-") && bare.temporary.hasSuffix(".png"))
+        #expect(FileManager.default.fileExists(atPath: bare.temporary))
+        bare.discard()
+        #expect(!FileManager.default.fileExists(atPath: bare.temporary))
+    }
+
+    @Test func aPendingOutputThatCannotBeCreatedIs73() throws {
+        let missing = OutputFileError(
+            .cannotCreate, subject: "/nonexistent/x.png", reason: "no such directory /nonexistent")
+        #expect(throws: missing) { _ = try PendingOutput(destination: "/nonexistent/x.png") }
+        let device = OutputFileError(.cannotCreate, subject: "/dev/null", reason: "is a device, not a regular file")
+        #expect(throws: device) { _ = try PendingOutput(destination: "/dev/null") }
+    }
 }

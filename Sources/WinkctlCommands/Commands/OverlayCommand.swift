@@ -5,11 +5,20 @@ import Overlay
 import WinkCore
 import WinkDaemon
 
+/// The signal (SIGINT, SIGTERM, SIGHUP) that asked `winkctl overlay` to stop, 0 until one did; polled once a
+/// frame, so the partly written output is removed and the file already at OUTPUT stays.
+private var overlayStopSignal: sig_atomic_t = 0
+
 /// `winkctl overlay --layout L.json INPUT -o OUTPUT [--model FILE]`: draws a face layout on every face of a
 /// still image (written as PNG or JPEG) or of every frame of a video (written with the same size, frame count
 /// and rate: .mp4, .m4v, .mov and .mkv as H.264 with the input's audio copied, .avi as Motion JPEG). `winkctl overlay
-/// --benchmark [--frames N]` times the renderer alone (three layers, 640x480).
+/// --benchmark [--frames N]` times the renderer alone (three layers, 640x480). The output is written under a
+/// temporary name and renamed over OUTPUT when complete (`PendingOutput`): a failure, or a stop by SIGINT,
+/// SIGTERM or SIGHUP (exit 128 + the signal, as if killed by it), leaves what was at OUTPUT as it was.
 enum OverlayCommand {
+    /// Thrown from the frame loop when a signal asked the run to stop.
+    struct Stopped: Error { var signal: Int32 }
+
     static let command = WinkctlMain.Command(
         spec: CommandSpec(
             name: "overlay",
@@ -82,22 +91,41 @@ enum OverlayCommand {
         var video: VideoFileWriter?
         let progress = RunProgress(command: "overlay", quiet: quiet)
         progress.begin(input, expectedFrames: source.expectedFrameCount)
-        let summary = try OverlayRun.run(
-            source: source, output: output, renderer: renderer, mirrored: mirrored,
-            openVideo: { path, width, height, rate in
-                guard VideoFileWriter.handles(path: path) else { return nil }
-                let writer = try VideoFileWriter(
-                    path: path, width: width, height: height, framesPerSecond: rate,
-                    audioFrom: input)
-                if let note = writer.fallbackNote { printError("overlay: \(note)") }
-                video = writer
-                return writer
-            },
-            readBack: { try VideoFileSource(path: $0) }
-        ) { buffer in
-            let faces = try tracker.detectAll(buffer, upsample: upsample)
-            progress.frame(face: !faces.isEmpty, events: 0)
-            return faces
+        // Caught, and unblocked: a parent's blocked mask is inherited (a test runner's thread), and a blocked
+        // SIGINT would let the run finish as if nothing had been asked.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+            signal(signalNumber) { overlayStopSignal = $0 }
+            sigaddset(&stopSignals, signalNumber)
+        }
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
+        let summary: OverlayRunSummary
+        do {
+            summary = try OverlayRun.run(
+                source: source, output: output, renderer: renderer, mirrored: mirrored,
+                openVideo: { path, width, height, rate in
+                    guard VideoFileWriter.handles(path: path) else { return nil }
+                    let writer = try VideoFileWriter(
+                        path: path, width: width, height: height, framesPerSecond: rate,
+                        audioFrom: input)
+                    if let note = writer.fallbackNote { printError("overlay: \(note)") }
+                    video = writer
+                    return writer
+                },
+                readBack: { try VideoFileSource(path: $0) }
+            ) { buffer in
+                if overlayStopSignal != 0 { throw Stopped(signal: overlayStopSignal) }
+                let faces = try tracker.detectAll(buffer, upsample: upsample)
+                progress.frame(face: !faces.isEmpty, events: 0)
+                return faces
+            }
+        } catch let stopped as Stopped {
+            progress.clear()
+            video = nil  // the writer's temporary file is removed as it goes
+            let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][stopped.signal] ?? "a signal"
+            printError("overlay: stopped by \(name); \(output) was left as it was")
+            exit(128 + stopped.signal)
         }
         progress.clear()
         var details = ""
