@@ -4,6 +4,7 @@
 #include "MediaSupport.hpp"
 #include "WinkCodecs.h"
 
+#include <cstring>
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>  // IMREAD_COLOR only; imread is in the WinkCodecs plugin
 #include <opencv2/imgproc.hpp>
@@ -47,6 +48,9 @@ struct wm_video {
     bool pending = false;          // `converted` holds the first frame, decoded by wm_video_open
     double pending_ms = 0;
     int64_t frames = 0;
+    int64_t damaged = 0;           // packets the decoder refused, and decoding errors, so far
+    int64_t packets = 0;           // the video stream's packets read so far
+    int read_error = 0;            // the demuxer's error if reading stopped before the end of the file
     int width = 0, height = 0;     // after rotation
     double fps = 0;
 
@@ -71,6 +75,7 @@ struct wm_video {
             }
             if (r != AVERROR(EAGAIN)) {
                 attempts++;
+                damaged++;
                 continue;
             }
             if (draining) {
@@ -79,11 +84,18 @@ struct wm_video {
             }
             r = av_read_frame(format, packet);
             if (r < 0) {  // end of file or a read error: flush what the decoder holds
+                if (r != AVERROR_EOF) read_error = r;
                 draining = true;
                 avcodec_send_packet(codec, nullptr);
                 continue;
             }
-            if (packet->stream_index == stream && avcodec_send_packet(codec, packet) < 0) attempts++;
+            if (packet->stream_index == stream) {
+                packets++;
+                if (avcodec_send_packet(codec, packet) < 0) {
+                    attempts++;
+                    damaged++;
+                }
+            }
             av_packet_unref(packet);
         }
         return WM_END;
@@ -134,6 +146,17 @@ namespace {
 
 using wink_media::av_error;
 using wink_media::write_message;
+
+// Whether frames of `width` x `height` are over WM_MAX_FRAME_SIDE / WM_MAX_FRAME_PIXELS; if so, says so.
+bool oversized(int64_t width, int64_t height, char *message, size_t len) {
+    if (width <= WM_MAX_FRAME_SIDE && height <= WM_MAX_FRAME_SIDE && width * height <= WM_MAX_FRAME_PIXELS)
+        return false;
+    write_message(message, len,
+                  std::to_string(width) + "x" + std::to_string(height) + " pixels, over the limit of " +
+                      std::to_string(WM_MAX_FRAME_SIDE) + " pixels a side and " +
+                      std::to_string(WM_MAX_FRAME_PIXELS) + " pixels in all (8192x8192)");
+    return true;
+}
 
 // Checks that `path` names a readable regular file; otherwise says why.
 wm_status check_file(const char *path, char *message, size_t len) {
@@ -202,6 +225,12 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
             write_message(message, message_len, "not a video FFmpeg can read (" + av_error(r) + ")");
             return WM_NOT_MEDIA;
         }
+        // Checked before FFmpeg probes the streams too (probing decodes a frame) when the header gives sizes.
+        for (unsigned i = 0; i < v->format->nb_streams; i++) {
+            const AVCodecParameters *p = v->format->streams[i]->codecpar;
+            if (p->codec_type == AVMEDIA_TYPE_VIDEO && oversized(p->width, p->height, message, message_len))
+                return WM_NOT_MEDIA;
+        }
         if ((r = avformat_find_stream_info(v->format, nullptr)) < 0) {
             write_message(message, message_len, "cannot read its streams (" + av_error(r) + ")");
             return WM_NOT_MEDIA;
@@ -217,6 +246,8 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
             return WM_NOT_MEDIA;
         }
         AVStream *stream = v->format->streams[v->stream];
+        // Refused before a frame is decoded: a 124 KB file can declare 16000x16000 frames (1.9 GB to decode).
+        if (oversized(stream->codecpar->width, stream->codecpar->height, message, message_len)) return WM_NOT_MEDIA;
         const AVCodec *decoder = avcodec_find_decoder(stream->codecpar->codec_id);
         if (!decoder) {
             write_message(message, message_len, std::string("no decoder for its ") +
@@ -281,6 +312,30 @@ int64_t wm_video_expected_frames(const wm_video *video) {
     if (stream->duration > 0 && stream->time_base.den > 0) seconds = stream->duration * av_q2d(stream->time_base);
     else if (video->format->duration > 0) seconds = video->format->duration / double(AV_TIME_BASE);
     return fps > 0 && seconds > 0 ? int64_t(seconds * fps + 0.5) : 0;
+}
+
+int wm_video_is_image(const wm_video *video) {
+    if (!video || !video->format || !video->format->iformat || !video->format->iformat->name) return 0;
+    const std::string name = video->format->iformat->name;
+    const std::string pipe = "_pipe";
+    return name == "image2" ||
+           (name.size() > pipe.size() && name.compare(name.size() - pipe.size(), pipe.size(), pipe) == 0);
+}
+
+int64_t wm_video_declared_frames(const wm_video *video) {
+    if (!video || !video->format || video->stream < 0) return 0;
+    const int64_t n = video->format->streams[video->stream]->nb_frames;
+    return n > 0 ? n : 0;
+}
+
+int64_t wm_video_damaged_packets(const wm_video *video) { return video ? video->damaged : 0; }
+
+int64_t wm_video_packets_read(const wm_video *video) { return video ? video->packets : 0; }
+
+int wm_video_read_error(const wm_video *video, char *message, size_t message_len) {
+    if (!video || video->read_error == 0) return 0;
+    write_message(message, message_len, av_error(video->read_error));
+    return 1;
 }
 
 wm_status wm_video_read(wm_video *video, uint8_t *gray, uint8_t *bgr, double *time_ms) {
@@ -349,6 +404,12 @@ static wm_status read_still(const char *path, cv::Mat &image, char *message, siz
         write_message(message, message_len, "not an image OpenCV can decode");
         return WM_NOT_MEDIA;
     case WINK_CODECS_ERROR: break;
+    }
+    if (std::strstr(why, "CV_IO_MAX_IMAGE_")) {  // OpenCV refused the size from the header (limitStillImageSize)
+        write_message(message, message_len, "over the limit of " + std::to_string(WM_MAX_FRAME_SIDE) +
+                                                " pixels a side and " + std::to_string(WM_MAX_FRAME_PIXELS) +
+                                                " pixels in all (8192x8192)");
+        return WM_NOT_MEDIA;
     }
     write_message(message, message_len, std::string("cannot decode: ") + why);
     return WM_NOT_MEDIA;

@@ -52,6 +52,7 @@ public final class TransformedSource: FrameSource {
     public var isStill: Bool { base.isStill }
     public var expectedFrameCount: Int? { base.expectedFrameCount }
     public var nominalFrameRate: Double? { base.nominalFrameRate }
+    public var damage: String? { base.damage }
 
     public func read(into buffer: PixelBuffer) throws -> FrameInfo? {
         guard let info = try base.read(into: input) else { return nil }

@@ -1,4 +1,5 @@
 import CWinkMedia
+import Glibc
 import WinkCore
 
 /// A recorded video decoded with FFmpeg (CWinkMedia, set up as OpenCV's `VideoCapture` FFmpeg backend: the
@@ -20,6 +21,15 @@ public final class VideoFileSource: FrameSource {
     private var firstMilliseconds: Double?
     private var lastTime: Double = -1
     private let clock: any MonotonicClock
+    /// Damaged packets skipped, read from the decoder after each frame (kept after `close()`).
+    private var damagedPackets = 0
+    /// Why reading stopped before the end of the file, if it did.
+    private var readError: String?
+    /// The frame count the container declares exactly (0: it does not), and whether the end was reached.
+    private var declaredFrames = 0
+    private var reachedEnd = false
+    /// The video packets read from the file by the end (one per frame stored).
+    private var packetsRead = 0
 
     /// Opens `path` and decodes its first frame to prove it is a video.
     /// - Throws: `CaptureError` `.missing`/`.unreadable` (exit 66) or `.notMedia` (exit 65).
@@ -40,6 +50,38 @@ public final class VideoFileSource: FrameSource {
         width = Int(w)
         height = Int(h)
         nominalFrameRate = fps > 0 ? fps : nil
+        declaredFrames = Int(wm_video_declared_frames(handle))
+    }
+
+    /// Whether FFmpeg read the file as a still image (`wm_video_is_image`); `openMediaFile` then opens it as
+    /// a `StillImageSource`.
+    public var isImage: Bool { video.map { wm_video_is_image($0) != 0 } ?? false }
+
+    /// Damaged packets skipped so far (see `damage`).
+    public var corruptFramesDropped: Int { damagedPackets }
+
+    /// See `FrameSource.damage`. "3 damaged packets skipped (later frames are numbered as decoded)",
+    /// "reading stopped early: Invalid data found when processing input", "it holds 30 of the 72 frames its
+    /// container declares (truncated?)", joined by "; ". The shortfall counts the packets in the file,
+    /// not the frames shown: an MP4 edit list legitimately hides a few of them (no_face.mp4 shows 95 of its
+    /// 98, as FFmpeg's own tools do).
+    public var damage: String? {
+        var parts: [String] = []
+        if damagedPackets > 0 {
+            parts.append("\(damagedPackets) damaged packet\(damagedPackets == 1 ? "" : "s") skipped "
+                         + "(later frames are numbered as decoded)")
+        }
+        if let readError { parts.append("reading stopped early: \(readError)") }
+        if reachedEnd && declaredFrames > 0 && packetsRead < declaredFrames {
+            parts.append("it holds \(packetsRead) of the \(declaredFrames) frames its container declares (truncated?)")
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+
+    /// Reads the decoder's reason for stopping early, at the end (reading stops at a read error).
+    private func noteReadError(_ video: OpaquePointer) {
+        var message = [CChar](repeating: 0, count: 256)
+        if wm_video_read_error(video, &message, message.count) != 0 { readError = String(cString: message) }
     }
 
     deinit { close() }
@@ -65,9 +107,14 @@ public final class VideoFileSource: FrameSource {
         buffer.resize(width: width, height: height)
         var ms: Double = 0
         let status = wm_video_read(video, buffer.gray, buffer.wantsColor ? buffer.bgr : nil, &ms)
+        damagedPackets = Int(wm_video_damaged_packets(video))
         switch status {
         case WM_OK: break
-        case WM_END: return nil
+        case WM_END:
+            reachedEnd = true
+            packetsRead = Int(wm_video_packets_read(video))
+            noteReadError(video)
+            return nil
         default: throw CaptureError(.internal, subject: name, reason: "decoder failed at frame \(index)")
         }
         if firstMilliseconds == nil { firstMilliseconds = ms }
@@ -134,8 +181,19 @@ public final class StillImageSource: FrameSource {
     public func close() {}
 }
 
-/// Opens a file as a still image when its extension says so (decoded by OpenCV's imread in the WinkCodecs
-/// plugin), otherwise as a video through FFmpeg (which also reads an image with another extension).
+/// Sets OpenCV's documented limit on the images `imread` decodes (`OPENCV_IO_MAX_IMAGE_PIXELS`, read once when
+/// the WinkCodecs plugin loads OpenCV's codecs) to `WM_MAX_FRAME_PIXELS` (8192x8192), unless the environment
+/// sets it: OpenCV's own default, 2^30 pixels, let a 425 KB PNG of 20000x20000 take 1.7 GB. Such a still is
+/// then refused from its header (65). Call at the start of `main`, before any thread: setenv(3) is not
+/// thread-safe.
+public func limitStillImageSize() {
+    setenv("OPENCV_IO_MAX_IMAGE_PIXELS", String(WM_MAX_FRAME_PIXELS), 0)
+}
+
+/// Opens a file as a still image when its extension says so or FFmpeg recognises an image in it (decoded by
+/// OpenCV's imread in the WinkCodecs plugin, which reads the format from the content), otherwise as a video
+/// through FFmpeg. A photo is judged as a still whatever its name (a copy without an extension was played
+/// as a one-frame video, with the video's calibration, and its smile went unreported).
 /// - Throws: `CaptureError` `.missing`/`.unreadable` (exit 66; a pipe or device is unreadable as a
 ///   recording), `.notMedia` (exit 65) with FFmpeg's reason (no video stream, undecodable first frame...),
 ///   `.internal` (exit 70) when a still needs the plugin and it cannot be loaded.
@@ -145,7 +203,10 @@ public func openMediaFile(path: String, clock: any MonotonicClock = SystemClock(
     if imageExtensions.contains(ext) {
         return try StillImageSource(path: path, clock: clock)
     }
-    // Anything else goes to FFmpeg, which also reads an image without a telling extension (its *_pipe
-    // demuxers probe the content) as a one-frame video; its reason for refusing a file is kept.
-    return try VideoFileSource(path: path, clock: clock)
+    // Anything else goes to FFmpeg, which also recognises an image without a telling extension (its *_pipe
+    // demuxers probe the content); its reason for refusing a file is kept.
+    let video = try VideoFileSource(path: path, clock: clock)
+    guard video.isImage else { return video }
+    video.close()
+    return try StillImageSource(path: path, clock: clock)
 }

@@ -72,6 +72,11 @@ public enum StatusState: String, Codable, Sendable, CaseIterable {
     /// The source could not be opened or failed while read; `message` says why. Retried with backoff
     /// (1, 2, 4, 8, 10, 10... s) while clients are connected.
     case sourceFailed = "source_failed"
+    /// A recording was read to its end but is damaged: packets that did not decode were skipped (later
+    /// frames are numbered as decoded), reading stopped at an error, or it holds fewer frames than its
+    /// container declares (truncated); `message` says which. Events came for the frames that decoded.
+    /// Sent once per opening of the recording, before `bye` (or before it plays again, with `--loop`).
+    case sourceDamaged = "source_damaged"
     /// No camera (yet): none is plugged in, or the named one does not exist; looked for every 2 s.
     case cameraAbsent = "camera_absent"
     /// Another program streams from the camera (`EBUSY`); `message` says when it is retried.

@@ -103,6 +103,11 @@ public protocol FrameSource: AnyObject {
     /// Frames taken from the device so far, corrupt ones included (the denominator of
     /// `corruptFramesDropped`); 0 for sources that do not count.
     var framesDequeued: Int { get }
+    /// What is wrong with a recording so far, one line without its name, or nil: damaged packets skipped,
+    /// reading stopped by an error, or (once read to its end) fewer frames than its container declares.
+    /// Frames that decode are still delivered; callers say this once, at the end (`winkctl`: a warning
+    /// line; winkd: a `source_damaged` status). Kept after `close()`.
+    var damage: String? { get }
 }
 
 extension FrameSource {
@@ -110,6 +115,7 @@ extension FrameSource {
     public var expectedFrameCount: Int? { nil }
     public var corruptFramesDropped: Int { 0 }
     public var framesDequeued: Int { 0 }
+    public var damage: String? { nil }
 }
 
 /// A monotonic clock in nanoseconds. Real code uses `SystemClock`; tests use `ManualClock`.

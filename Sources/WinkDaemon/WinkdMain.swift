@@ -1,3 +1,4 @@
+import Capture
 import Dispatch
 import EventServer
 import Foundation
@@ -11,6 +12,7 @@ public enum WinkdMain {
     /// sd_notify, see `DaemonObserver`).
     public static func run(observer: DaemonObserver? = nil) -> Never {
         signal(SIGPIPE, SIG_IGN)
+        limitStillImageSize()
         runMain("winkd") {
             let argv = Array(CommandLine.arguments.dropFirst())
             if argv.contains("--help") || argv.contains("-h") {

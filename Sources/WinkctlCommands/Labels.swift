@@ -71,38 +71,91 @@ public struct ClipLabels: Sendable {
             video.hasPrefix("/")
             ? video
             : candidates.first { FileManager.default.fileExists(atPath: $0) } ?? candidates[0]
-        guard let frames = root["frames"] as? Int else { throw fail("frames", "a whole number") }
-        let tol = root["tolerance_frames"] as? Int ?? 0
-        var face: [ClosedRange<Int>] = []
-        for item in root["face"] as? [Any] ?? [] {
-            guard let pair = item as? [Int], pair.count == 2, pair[0] <= pair[1] else {
-                throw fail("face", "[start, end] pairs")
+        // Every field is checked, naming it (and the entry): a wrong type or range used to be taken silently
+        // and scored wrongly ("mirrored": "true" ignored, "frames": 0 turning every label into a miss).
+        func whole(_ key: String, _ value: Any?, atLeast least: Int) throws -> Int? {
+            guard let value else { return nil }
+            guard let n = value as? Int, n >= least else {
+                throw fail(key, least == 0 ? "a whole number, 0 or more" : "a whole number, \(least) or more")
             }
-            face.append(pair[0]...pair[1])
+            return n
+        }
+        guard let frames = try whole("frames", root["frames"], atLeast: 1) else {
+            throw fail("frames", "a whole number, 1 or more")
+        }
+        let tol = try whole("tolerance_frames", root["tolerance_frames"], atLeast: 0) ?? 0
+        func range(_ key: String, _ start: Int, _ end: Int) throws -> ClosedRange<Int> {
+            guard start >= 0, start <= end, end < frames else {
+                throw fail(key, "start <= end within the clip's frames 0...\(frames - 1), got \(start)...\(end)")
+            }
+            return start...end
+        }
+        var face: [ClosedRange<Int>] = []
+        for (i, item) in try list("face", root["face"], fail).enumerated() {
+            guard let pair = item as? [Int], pair.count == 2 else { throw fail("face[\(i)]", "a [start, end] pair") }
+            face.append(try range("face[\(i)]", pair[0], pair[1]))
         }
         var events: [LabelledEvent] = []
-        for item in root["events"] as? [Any] ?? [] {
-            guard let e = item as? [String: Any], let name = e["event"] as? String, let s = e["start"] as? Int,
-                let t = e["end"] as? Int, s <= t
-            else { throw fail("events", "objects with event, start, end") }
-            let own = e["tolerance_frames"] as? Int
-            events.append(LabelledEvent(event: name, start: s, end: t, toleranceFrames: own))
+        for (i, item) in try list("events", root["events"], fail).enumerated() {
+            let key = "events[\(i)]"
+            guard let e = item as? [String: Any], let name = e["event"] as? String, !name.isEmpty,
+                let s = e["start"] as? Int, let t = e["end"] as? Int
+            else { throw fail(key, "an object with event, start, end") }
+            let r = try range(key, s, t)
+            let own = try whole("\(key).tolerance_frames", e["tolerance_frames"], atLeast: 0)
+            events.append(LabelledEvent(event: name, start: r.lowerBound, end: r.upperBound, toleranceFrames: own))
         }
         var dontCare: [DontCare] = []
-        for item in root["dontcare"] as? [Any] ?? [] {
+        for (i, item) in try list("dontcare", root["dontcare"], fail).enumerated() {
+            let key = "dontcare[\(i)]"
             if let pair = item as? [Int], pair.count == 2 {
-                dontCare.append(DontCare(event: nil, start: pair[0], end: pair[1]))
-            } else if let e = item as? [String: Any], let s = e["start"] as? Int, let t = e["end"] as? Int {
-                dontCare.append(DontCare(event: e["event"] as? String, start: s, end: t))
+                let r = try range(key, pair[0], pair[1])
+                dontCare.append(DontCare(event: nil, start: r.lowerBound, end: r.upperBound))
+            } else if let e = item as? [String: Any], let s = e["start"] as? Int, let t = e["end"] as? Int,
+                e["event"] == nil || e["event"] is String
+            {
+                let r = try range(key, s, t)
+                dontCare.append(DontCare(event: e["event"] as? String, start: r.lowerBound, end: r.upperBound))
             } else {
-                throw fail("dontcare", "[start, end] pairs or objects with start, end (and event)")
+                throw fail(key, "a [start, end] pair or an object with start, end (and event)")
             }
         }
-        let fps = (root["nominal_fps"] as? Double) ?? (root["nominal_fps"] as? Int).map(Double.init) ?? 30
+        var absent: Set<String> = []
+        if let value = root["absent"] {
+            guard let names = value as? [String] else { throw fail("absent", "a list of event names") }
+            absent = Set(names)
+        }
+        if let both = events.map(\.event).first(where: absent.contains) {
+            throw fail("absent", "names not also labelled in events ('\(both)' is both)")
+        }
+        var fps = 30.0
+        if let value = root["nominal_fps"] {
+            guard let n = (value as? Double) ?? (value as? Int).map(Double.init), n > 0, n <= 1000 else {
+                throw fail("nominal_fps", "frames per second above 0 and at most 1000")
+            }
+            fps = n
+        }
+        var mirrored = false
+        if let value = root["mirrored"] {
+            guard let flag = value as? Bool else { throw fail("mirrored", "true or false") }
+            mirrored = flag
+        }
         return ClipLabels(
             video: resolved, frames: frames, nominalFPS: fps, toleranceFrames: tol,
-            mirrored: root["mirrored"] as? Bool ?? false, face: face, events: events,
-            absent: Set(root["absent"] as? [String] ?? []), dontCare: dontCare)
+            mirrored: mirrored, face: face, events: events, absent: absent, dontCare: dontCare)
+    }
+
+    /// `value` as a JSON list (empty when absent).
+    /// - Throws: `fail(key, "a list")` for anything but a list.
+    private static func list(_ key: String, _ value: Any?, _ fail: (String, String) -> LabelsError) throws -> [Any] {
+        guard let value else { return [] }
+        guard let items = value as? [Any] else { throw fail(key, "a list") }
+        return items
+    }
+
+    /// Every event name the file mentions (labelled, absent or dontcare), sorted.
+    public var eventNames: [String] {
+        Set(events.map(\.event)).union(absent).union(dontCare.compactMap(\.event)).sorted()
     }
 
     /// The frames in which an occurrence matches the labelled `event` (SPEC.md "Labels files"). Clamped to

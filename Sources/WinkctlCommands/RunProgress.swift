@@ -96,3 +96,14 @@ final class RunProgress {
         shown = true
     }
 }
+
+extension RunProgress {
+    /// Says what was wrong with `source` once read (`FrameSource.damage`): one warning line on stderr, also
+    /// under --quiet, e.g. "analyze: clip.mp4: 3 damaged packets skipped (later frames are numbered as
+    /// decoded)". The run's results for the frames that decoded stand (exit code unchanged).
+    func warnIfDamaged(_ source: FrameSource) {
+        guard let damage = source.damage else { return }
+        clear()
+        printError("\(command): \(source.name): \(damage)")
+    }
+}

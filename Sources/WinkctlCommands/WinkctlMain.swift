@@ -1,3 +1,4 @@
+import Capture
 import Foundation
 import WinkCore
 import WinkDaemon
@@ -51,6 +52,7 @@ public enum WinkctlMain {
 
     public static func run() -> Never {
         signal(SIGPIPE, SIG_IGN)
+        limitStillImageSize()
         var argv = Array(CommandLine.arguments.dropFirst())
         runMain("winkctl") {
             guard let name = argv.first else { throw UsageError("which command? (winkctl --help lists them)") }

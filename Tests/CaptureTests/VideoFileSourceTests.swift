@@ -255,4 +255,54 @@ struct VideoFileSourceTests {
             #expect(frames < 72, "\(path) gave \(frames) frames")
         }
     }
+
+    /// A newcomer's finding: a truncated or damaged recording was read without a word (exit 0; after the
+    /// damage, frame numbers count only the frames that decoded). The source now says what is wrong
+    /// (`damage`, which winkctl prints and winkd sends as `source_damaged`), and nothing for a whole file.
+    @Test func aDamagedOrTruncatedRecordingSaysSo() throws {
+        func readAll(_ path: String) throws -> (frames: Int, damage: String?) {
+            let source = try VideoFileSource(path: path)
+            let buffer = PixelBuffer()
+            var frames = 0
+            while (try source.read(into: buffer)) != nil { frames += 1 }
+            source.close()
+            return (frames, source.damage)
+        }
+        // Whole files say nothing: no_face.mp4 shows 95 of the 98 frames it stores (an MP4 edit list; FFmpeg's
+        // own tools show the same 95), which is not damage.
+        for name in Self.names {
+            let whole = try readAll(Self.videos.appendingPathComponent(name).path)
+            #expect(whole.damage == nil, "\(name): \(whole.damage ?? "")")
+        }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-damage-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Its index first (tpsmm_driving_vox.mp4 stores moov before mdat), cut in half: it opens and plays
+        // until the cut.
+        let indexFirst = Self.videos.deletingLastPathComponent()
+            .appendingPathComponent("people/video/tpsmm_driving_vox.mp4")
+        let data = try Data(contentsOf: indexFirst)
+        let cut = dir.appendingPathComponent("cut.mp4")
+        try data.prefix(data.count / 2).write(to: cut)
+        let truncated = try readAll(cut.path)
+        let declared = try readAll(indexFirst.path).frames
+        #expect(truncated.frames > 0 && truncated.frames < declared)
+        let said = try #require(truncated.damage)
+        let declares = " of the \(declared) frames its container declares (truncated?)"
+        #expect(said.hasPrefix("it holds ") && said.hasSuffix(declares), "\(said)")
+        // 30,000 bytes of noise (fixed seed) in the middle of single_face.mp4's media data.
+        var bytes = [UInt8](try Data(contentsOf: Self.videos.appendingPathComponent("single_face.mp4")))
+        var state: UInt64 = 0x5EED
+        for i in 80_000..<110_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            bytes[i] = UInt8(truncatingIfNeeded: state >> 33)
+        }
+        let noisy = dir.appendingPathComponent("noisy.mp4")
+        try Data(bytes).write(to: noisy)
+        let damaged = try readAll(noisy.path)
+        #expect(damaged.frames < 72)
+        let reason = try #require(damaged.damage)
+        let skipped = " skipped (later frames are numbered as decoded)"
+        #expect(reason.hasSuffix(skipped) && reason.contains(" damaged packet"), "\(reason)")
+    }
 }

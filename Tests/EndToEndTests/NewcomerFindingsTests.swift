@@ -96,6 +96,92 @@ struct NewcomerFindingsTests {
         #expect(said == "overlay: stopped by SIGINT; \(output.path) was left as it was\n", "\(said)")
     }
 
+    /// A truncated recording was analysed without a word (exit 0) and played by winkd to `bye end_of_input`
+    /// as if whole. Both now say so: one warning line, and a `source_damaged` status before `bye`.
+    @Test func aTruncatedRecordingIsSaidToBeSo() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let whole = try Data(contentsOf: URL(fileURLWithPath: Binaries.fixture("people/video/tpsmm_driving_vox.mp4")))
+        let cut = dir.appendingPathComponent("cut.mp4").path
+        try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: cut))
+        let r = try Binaries.run("winkctl", ["analyze", cut, "--quiet"])
+        #expect(r.status == 0)
+        #expect(r.stderrLines.count == 1 && r.stderrLines.first?.hasPrefix("analyze: \(cut): it holds ") == true,
+                "\(r.stderr)")
+        #expect(r.stdout.contains("\"faceFound\""), "the frames before the cut are analysed")
+
+        let socket = dir.appendingPathComponent("s.sock").path
+        let daemon = Process()
+        daemon.executableURL = Binaries.directory.appendingPathComponent("winkd")
+        daemon.arguments = ["--source", cut, "--socket", socket, "--pace", "fast"]
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        #expect(Wait.forFile(socket), "winkd did not create \(socket)")
+        let events = try Binaries.run("winkctl", ["events", "--socket", socket])
+        #expect(Wait.forExit(daemon))
+        let lines = events.stdout.split(separator: "\n")
+        let damaged = try #require(lines.firstIndex { $0.contains("\"source_damaged\"") }, "\(events.stdout)")
+        let bye = try #require(lines.firstIndex { $0.contains("\"bye\"") })
+        #expect(damaged < bye && lines[damaged].contains("frames its container declares (truncated?)"))
+    }
+
+    /// No size limit applied to recordings: a 425 KB PNG of 20000x20000 took 1.7 GB and 11 s to analyse, a
+    /// 124 KB video of 16000x16000 frames 1.9 GB. Frames over 16384 a side or 8192x8192 in all are refused
+    /// from the header (65, saying the limit); OPENCV_IO_MAX_IMAGE_PIXELS, when set, still rules stills.
+    @Test func recordingsOverTheSizeLimitAreRefusedFromTheirHeader() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let still = dir.appendingPathComponent("huge.png").path
+        try BlackPNG.data(width: 20000, height: 20000).write(to: URL(fileURLWithPath: still))
+        let limit = "over the limit of 16384 pixels a side and 67108864 pixels in all (8192x8192)"
+        let r = try Binaries.run("winkctl", ["analyze", still, "--quiet"])
+        #expect(r.status == 65 && r.stderrLines == ["winkctl: \(still): \(limit)"], "\(r.stderr)")
+        // A YUV4MPEG2 stream's header declares its size: 16000x16000, one (empty) frame.
+        let video = dir.appendingPathComponent("huge.y4m").path
+        try Data("YUV4MPEG2 W16000 H16000 F2:1 Ip A1:1 C420jpeg\nFRAME\n".utf8).write(to: URL(fileURLWithPath: video))
+        let v = try Binaries.run("winkctl", ["analyze", video, "--quiet"])
+        #expect(v.status == 65 && v.stderrLines == ["winkctl: \(video): 16000x16000 pixels, \(limit)"], "\(v.stderr)")
+        let d = try Binaries.run("winkd", ["--source", video, "--socket", dir.appendingPathComponent("s.sock").path])
+        #expect(d.status == 65 && d.stderr.contains("16000x16000 pixels, over the limit"), "\(d.stderr)")
+    }
+
+    /// The same photo gave a smile as single_face.jpg and none as a copy without the extension: the copy was
+    /// played as a one-frame video, with the video's calibration. A photo is now a still whatever its name.
+    @Test func aPhotoIsAStillWhateverItsName() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let photo = Binaries.fixture("images/expressions/single_face.jpg")
+        let reference = try Binaries.run("winkctl", ["analyze", photo, "--quiet"])
+        #expect(reference.stdout.contains("\"event\":\"smile\""))
+        for name in ["copy", "copy.mp4", "copy.bin"] {
+            let copy = dir.appendingPathComponent(name).path
+            try FileManager.default.copyItem(atPath: photo, toPath: copy)
+            let r = try Binaries.run("winkctl", ["analyze", copy, "--quiet"])
+            #expect(r.status == 0 && r.stdout.contains("\"event\":\"smile\""), "\(name): \(r.stdout)")
+        }
+    }
+
+    /// A misspelt name in `absent` switched that check off without a word, and a labels file saying 500
+    /// frames for a 72-frame clip was scored as if right. evaluate now says both, one line each.
+    @Test func evaluateSaysWhatItsLabelsCannotMean() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let labels = dir.appendingPathComponent("clip.labels.json").path
+        try Data(
+            """
+            {"video": "\(Binaries.fixture("video/single_face.mp4"))", "frames": 500, "face": [[0, 71]],
+             "absent": ["blnk", "winkLeft"]}
+            """.utf8
+        ).write(to: URL(fileURLWithPath: labels))
+        let r = try Binaries.run("winkctl", ["evaluate", labels, "--quiet"])
+        #expect(r.status == 0)
+        #expect(
+            r.stderrLines == [
+                "evaluate: \(labels): no row of the analyzer table emits 'blnk' (a misspelt name?)",
+                "evaluate: \(labels): the labels say 500 frames; the video gave 72",
+            ], "\(r.stderr)")
+    }
+
     @Test func subcommandHelpPrintsItsUsage() throws {
         let r = try Binaries.run("winkctl", ["evaluate", "--help"])
         #expect(r.status == 0 && r.stdout.hasPrefix("usage: winkctl evaluate"))

@@ -54,22 +54,63 @@ struct LabelsTests {
         #expect(s.total.falsePositives == 0, "\(s.findings)")
     }
 
-    /// Found by trying to break evaluate: these used to trap (exit 132) in the window arithmetic.
+    /// Found by trying to break evaluate: these used to trap (exit 132) in the window arithmetic. Such files
+    /// are now refused when read (below); the arithmetic still clamps whatever it is given.
     @Test func hostileTolerancesAndRangesDoNotTrap() throws {
-        let negative = try labels(
-            #"""
-            {"video": "/x.mp4", "frames": 50, "tolerance_frames": -100, "face": [[0, 49]],
-                                   "events": [{"event": "blink", "start": 10, "end": 12}]}
-            """#)
+        let negative = ClipLabels(
+            video: "/x.mp4", frames: 50, toleranceFrames: -100, mirrored: false, face: [0...49],
+            events: [.init(event: "blink", start: 10, end: 12)], absent: [], dontCare: [])
         #expect(negative.window(of: negative.events[0]).contains(11))
         _ = score(events: [event("blink", 11, .occurred)], labels: negative)
-        let huge = try labels(
-            """
-            {"video": "/x.mp4", "frames": 50, "tolerance_frames": \(Int.max), "face": [[0, 49]],
-             "events": [{"event": "smile", "start": \(Int.min), "end": \(Int.max), "tolerance_frames": \(Int.max)}]}
-            """)
+        let huge = ClipLabels(
+            video: "/x.mp4", frames: 50, toleranceFrames: Int.max, mirrored: false, face: [0...49],
+            events: [.init(event: "smile", start: Int.min, end: Int.max, toleranceFrames: Int.max)], absent: [],
+            dontCare: [])
         let s = score(events: [event("smile", 3)], labels: huge)
         #expect(s.total.truePositives == 1)
+    }
+
+    /// A newcomer's finding: wrong types and ranges were taken silently and scored wrongly ("mirrored":
+    /// "true" was ignored, scoring a mirrored wink clip 0.667; "frames": 0 made every label a miss and a
+    /// false positive). Each is refused (65) naming the key and the entry.
+    @Test func badFieldsAreRefusedNamingTheKey() throws {
+        let base = #""video": "/x.mp4", "face": [[0, 49]]"#
+        let wholeOrZero = "expected a whole number, 0 or more"
+        let cases: [(String, String)] = [
+            (#"{\#(base), "frames": 50, "mirrored": "true"}"#, "mirrored: expected true or false"),
+            (#"{\#(base), "frames": 0}"#, "frames: expected a whole number, 1 or more"),
+            (#"{"video": "/x.mp4"}"#, "frames: expected a whole number, 1 or more"),
+            (#"{\#(base), "frames": 50, "nominal_fps": "30"}"#,
+             "nominal_fps: expected frames per second above 0 and at most 1000"),
+            (#"{\#(base), "frames": 50, "nominal_fps": 0}"#,
+             "nominal_fps: expected frames per second above 0 and at most 1000"),
+            (#"{\#(base), "frames": 50, "tolerance_frames": -1}"#, "tolerance_frames: \(wholeOrZero)"),
+            (#"{\#(base), "frames": 50, "tolerance_frames": 1.5}"#, "tolerance_frames: \(wholeOrZero)"),
+            (#"{\#(base), "frames": 50, "events": [{"event": "blink", "start": -5, "end": 3}]}"#,
+             "events[0]: expected start <= end within the clip's frames 0...49, got -5...3"),
+            (#"{\#(base), "frames": 50, "events": [{"event": "blink", "start": 5, "end": 3}]}"#,
+             "events[0]: expected start <= end within the clip's frames 0...49, got 5...3"),
+            (#"{\#(base), "frames": 50, "events": [{"event": "smile", "start": 5, "end": 9, "tolerance_frames": -2}]}"#,
+             "events[0].tolerance_frames: expected a whole number, 0 or more"),
+            (#"{\#(base), "frames": 50, "dontcare": [[10, 5]]}"#,
+             "dontcare[0]: expected start <= end within the clip's frames 0...49, got 10...5"),
+            (#"{"video": "/x.mp4", "frames": 50, "face": [[0, 900]]}"#,
+             "face[0]: expected start <= end within the clip's frames 0...49, got 0...900"),
+            (#"{\#(base), "frames": 50, "absent": "blink"}"#, "absent: expected a list of event names"),
+            (#"{\#(base), "frames": 50, "events": [{"event": "blink", "start": 5, "end": 6}], "absent": ["blink"]}"#,
+             "absent: expected names not also labelled in events ('blink' is both)"),
+            (#"{\#(base), "frames": 50, "events": {"event": "blink"}}"#, "events: expected a list"),
+        ]
+        for (json, reason) in cases {
+            #expect {
+                try labels(json)
+            } throws: { error in
+                let e = error as? LabelsError
+                return e?.exitCode == .dataError && e?.description.hasSuffix(": \(reason)") == true
+            }
+        }
+        let good = try labels(#"{\#(base), "frames": 50, "mirrored": true, "nominal_fps": 12.5, "absent": ["blnk"]}"#)
+        #expect(good.mirrored && good.nominalFPS == 12.5 && good.eventNames == ["blnk"])
     }
 
     @Test func aPathThatIsNotARegularFileIsRefusedWithExit66() {

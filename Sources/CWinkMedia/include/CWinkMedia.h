@@ -39,12 +39,30 @@ typedef struct wm_video wm_video;
 /// (opencv/opencv#22088, fixed in 4.7), so for those the frames differ from Debian's VideoCapture.
 /// On failure, a one-line reason (without the path) goes into `message`.
 wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t message_len);
+/// The largest video frames wm_video_open accepts (WM_NOT_MEDIA, saying the size, before any decoding):
+/// 16384 pixels a side and 8192x8192 in all, twice 8K UHD; decoding them takes about 400 MB.
+#define WM_MAX_FRAME_SIDE 16384
+#define WM_MAX_FRAME_PIXELS (8192LL * 8192LL)
 void wm_video_close(wm_video *video);
 /// Frame size in pixels and the container's nominal frame rate (0 if unknown).
 void wm_video_info(const wm_video *video, int *width, int *height, double *fps);
 /// The number of frames the video holds, as its container says (the stream's frame count, else its
 /// duration times the nominal rate), or 0 when it does not say: an estimate for progress, not a promise.
 int64_t wm_video_expected_frames(const wm_video *video);
+/// 1 when FFmpeg read the file as a still image (its image2 demuxer, or an image *_pipe demuxer that
+/// recognised the content: a PNG or JPEG without a telling extension), else 0.
+int wm_video_is_image(const wm_video *video);
+/// The video stream's frame count as its container declares it exactly (an MP4's sample count), or 0.
+int64_t wm_video_declared_frames(const wm_video *video);
+/// Packets the decoder refused and decoding errors so far (damaged data; each such packet's frame is
+/// skipped, so later frames are numbered as decoded).
+int64_t wm_video_damaged_packets(const wm_video *video);
+/// The video stream's packets read from the file so far (one per frame; an MP4 edit list may keep a few
+/// of them from being shown, so this can exceed the frames delivered).
+int64_t wm_video_packets_read(const wm_video *video);
+/// 1 when reading stopped before the end of the file (a read error, not the end), with the demuxer's
+/// reason in `message`; else 0.
+int wm_video_read_error(const wm_video *video, char *message, size_t message_len);
 
 /// Decodes the next frame. Writes its presentation time in milliseconds into `*time_ms`: the frame's
 /// best-effort timestamp less the stream's start time (VideoCapture's CAP_PROP_POS_MSEC), or the frame

@@ -16,6 +16,8 @@ final class FileSession: SourceSession {
     private let host: SessionHost
     private let openRecording: (String) throws -> FrameSource
     private var backoff: Double
+    /// Whether this opening's `source_damaged` has been sent (once, however often `--loop` replays it).
+    private var damageReported = false
 
     /// - Parameters:
     ///   - path: the recording.
@@ -35,6 +37,7 @@ final class FileSession: SourceSession {
         do {
             let source = try openRecording(path)
             backoff = host.environment.backoffInitial
+            damageReported = false
             publisher.publish(status: StatusLine(state: .sourceOpened, source: source.name))
             let ended = try stream(source)
             source.close()
@@ -71,6 +74,7 @@ final class FileSession: SourceSession {
         while host.keepStreaming(idleSince: &idleSince) {
             buffer.wantsColor = publisher.wantsColor
             guard var info = try source.read(into: buffer) else {
+                reportDamage(source)
                 guard loop, let l = last else { return true }
                 source.close()
                 source = try openRecording(source.name)
@@ -101,6 +105,14 @@ final class FileSession: SourceSession {
             try publisher.publish(frame: buffer, info: info, still: source.isStill)
         }
         return false
+    }
+
+    /// Sends `source_damaged` (and logs a warning) for a recording read to its end that is damaged, once.
+    private func reportDamage(_ source: FrameSource) {
+        guard !damageReported, let damage = source.damage else { return }
+        damageReported = true
+        host.publisher.log(.warning, "\(source.name): \(damage)")
+        host.publisher.publish(status: StatusLine(state: .sourceDamaged, source: source.name, message: damage))
     }
 }
 

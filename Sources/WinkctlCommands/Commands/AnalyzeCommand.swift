@@ -75,6 +75,7 @@ enum AnalyzeCommand {
             for event in pipeline.engine.events { try out.write(try encoder.line(event)) }
         }
         try out.flush()
+        progress.warnIfDamaged(source)
         if let plot, let plotPath { try plot.plot(title: file).write(to: plotPath) }
         progress.finish(extra: plotPath.map { "plot written to \($0)" })
         return .ok

@@ -71,6 +71,7 @@ enum CalibrateCommand {
         let profile = try record(
             source: source, segments: segments, pipeline: pipeline,
             guided: live ? secondsPerStep : nil, say: printError)
+        if let damage = source.damage { printError("calibrate: \(source.name): \(damage)") }
         try profile.save(to: output)
         print(summary(profile, output: output, model: options.configuration.coefficients))
         return .ok

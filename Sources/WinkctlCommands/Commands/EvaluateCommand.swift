@@ -81,12 +81,25 @@ enum EvaluateCommand {
         guard !inputs.isEmpty else { throw UsageError("evaluate: which labels files? \(command.usage)") }
         if eventsFrom != nil, !TransformOptions.isIdentity(transform) {
             throw UsageError(
-                "evaluate: --events-from scores recorded lines; --rotate, --scale, --gain and --noise need the pipeline")
+                "evaluate: --events-from scores recorded lines; "
+                    + "--rotate, --scale, --gain and --noise need the pipeline")
         }
         let files = try labelsFiles(inputs)
         // Every labels file is read first, so a bad one (stills labels, a broken file) is refused before any
         // clip is scored, not after minutes of others.
         let allLabels = try files.map { try ClipLabels.load(path: $0) }
+        // A name no row can emit is scored as always missed, or never seen in `absent`/`dontcare`: most likely
+        // a typo, said once per file (recorded lines from another detector may use names of their own).
+        if eventsFrom == nil {
+            let known = Set(options.configuration.analyzers.map(\.event) + [EventName.faceFound, EventName.faceLost])
+            for (file, labels) in zip(files, allLabels) {
+                let unknown = labels.eventNames.filter { !known.contains($0) }
+                if !unknown.isEmpty {
+                    printError("evaluate: \(file): no row of the analyzer table emits "
+                               + unknown.map { "'\($0)'" }.joined(separator: ", ") + " (a misspelt name?)")
+                }
+            }
+        }
 
         var clips: [ClipResult] = []
         let progress = RunProgress(command: "evaluate", quiet: quiet)
@@ -114,6 +127,14 @@ enum EvaluateCommand {
                     progress.frame(events: pipeline.engine.events.filter(\.isOccurrence).count)
                     all += pipeline.engine.events
                 }
+                progress.warnIfDamaged(source)
+                // Either count may be the labeller's: the frames shown, or those the container stores (an MP4
+                // edit list hides 3 of no_face.mp4's 98).
+                if lastFrame + 1 != labels.frames && source.expectedFrameCount != labels.frames {
+                    progress.clear()
+                    printError(
+                        "evaluate: \(file): the labels say \(labels.frames) frames; the video gave \(lastFrame + 1)")
+                }
                 events = all
             }
             let result = score(events: events, labels: labels)
@@ -138,8 +159,8 @@ enum EvaluateCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let report = Report(
-                transform: TransformOptions.describe(transform), clips: clips, events: events, groups: groupScores, falseWinks: falseWinks.count,
-                total: total)
+                transform: TransformOptions.describe(transform), clips: clips, events: events, groups: groupScores,
+                falseWinks: falseWinks.count, total: total)
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
             print("")

@@ -128,6 +128,7 @@ enum OverlayCommand {
             exit(128 + stopped.signal)
         }
         progress.clear()
+        progress.warnIfDamaged(source)
         var details = ""
         if let video {
             let codec = video.encoder == "libx264" ? "H.264 (libx264)" : video.encoder
