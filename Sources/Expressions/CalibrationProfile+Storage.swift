@@ -30,6 +30,12 @@ extension CalibrationProfile {
     /// - Throws: `CalibrationProfileError.missing` (66) when the file does not exist or cannot be read,
     ///   `.corrupt` (78) naming the file and the first problem when it is not a valid profile.
     public static func load(path: String) throws -> CalibrationProfile {
+        if let reason = nonRegularFileReason(path) {
+            throw CalibrationProfileError(.missing, subject: path, reason: reason)
+        }
+        if let reason = oversizedSettingsFile(path, kind: "a calibration profile") {
+            throw CalibrationProfileError(.corrupt, subject: path, reason: reason)
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             var isDirectory: ObjCBool = false
             let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)

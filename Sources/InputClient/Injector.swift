@@ -1,4 +1,5 @@
 import Foundation
+import WinkCore
 
 /// Where the mapping engine's actions go: the uinput device, `--dry-run`'s printout, or a test recorder.
 ///
@@ -15,20 +16,30 @@ public protocol Injector: AnyObject {
 /// `--dry-run`: prints each action on its own line (`press KEY_LEFT`, `release KEY_LEFT`,
 /// `run notify-send hi`) instead of injecting it. Runs nothing.
 public final class PrintingInjector: Injector {
-    private let write: (String) -> Void
+    private let write: (String) -> Int32?
+    /// The errno of the first line that could not be written (EPIPE: stdout's reader went away; ENOSPC: a
+    /// full disk), nil while all went out; later lines are not tried. The session stops on it.
+    public private(set) var writeFailure: Int32?
 
-    /// - Parameter write: receives each line without its newline; defaults to stdout, flushed per line.
-    public init(write: @escaping (String) -> Void = PrintingInjector.standardOutput) {
+    /// - Parameter write: writes each line without its newline and returns nil, or the errno of a failed
+    ///   write; defaults to stdout, a write(2) per line.
+    public init(write: @escaping (String) -> Int32? = PrintingInjector.standardOutput) {
         self.write = write
     }
 
-    public func press(_ key: InputKey) { write("press \(key.name)") }
-    public func release(_ key: InputKey) { write("release \(key.name)") }
-    public func run(_ command: [String]) { write("run " + command.joined(separator: " ")) }
+    public func press(_ key: InputKey) { say("press \(key.name)") }
+    public func release(_ key: InputKey) { say("release \(key.name)") }
+    public func run(_ command: [String]) { say("run " + command.joined(separator: " ")) }
 
-    /// Writes the line and a newline to stdout at once, so a pipe sees each action as it happens.
-    public static func standardOutput(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    private func say(_ line: String) {
+        guard writeFailure == nil else { return }
+        writeFailure = write(line)
+    }
+
+    /// Writes the line and a newline to stdout at once, so a pipe sees each action as it happens; returns
+    /// the errno of a failed write (it trapped through `FileHandle.write` on a closed pipe or a full disk).
+    public static func standardOutput(_ line: String) -> Int32? {
+        writeAll(line + "\n", to: STDOUT_FILENO)
     }
 }
 

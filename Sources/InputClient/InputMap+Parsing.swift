@@ -12,6 +12,10 @@ extension InputMap {
     /// - Throws: `InputError` `.mapUnreadable` (exit 66) when the file cannot be read; `.invalidMap`
     ///   (exit 78) with every problem found, one line each naming the key.
     public static func load(path: String) throws -> InputMap {
+        if let reason = nonRegularFileReason(path) { throw InputError(.mapUnreadable, subject: path, reason: reason) }
+        if let reason = oversizedSettingsFile(path, kind: "an input map") {
+            throw InputError(.invalidMap(problems: [reason]), subject: path, reason: reason)
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason =
                 FileManager.default.fileExists(atPath: path) ? "cannot read the input map" : "no such input map"

@@ -71,7 +71,8 @@ public struct SubjectError<Code: ExitCodeKind>: ExitCodeError, Equatable {
         self.reason = reason
     }
 
-    public var description: String { code.describe(subject: subject, reason: reason) }
+    /// The subject (a name, never several lines) with its control characters escaped.
+    public var description: String { code.describe(subject: visibleControlCharacters(subject), reason: reason) }
     public var exitCode: ExitCode { code.exitCode }
 }
 

@@ -157,3 +157,39 @@ public final class PendingOutput {
         if lstat(temporary, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { unlink(temporary) }
     }
 }
+
+/// The limit on the JSON files winkd and winkctl read whole (configuration, calibration profile, input map,
+/// labels): 16 MiB, far above any real one (a labels file for an hour at 30 fps is under 1 MiB), so that a
+/// wrong or hostile file of hundreds of MB is refused with one line instead of taking its size several
+/// times over in memory.
+public let maximumSettingsFileBytes = 16 << 20
+
+/// The size in bytes of the regular file at `path` (symbolic links followed), or nil when it is not one.
+public func regularFileSize(_ path: String) -> Int? {
+    var st = stat()
+    guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+    return Int(st.st_size)
+}
+
+/// The reason to give when a settings file is over `maximumSettingsFileBytes` ("the file is N bytes, over
+/// the limit of 16 MiB for a KIND"), or nil when it is not (or is not a regular file).
+public func oversizedSettingsFile(_ path: String, kind: String) -> String? {
+    guard let size = regularFileSize(path), size > maximumSettingsFileBytes else { return nil }
+    return "the file is \(size) bytes, over the limit of 16 MiB for \(kind)"
+}
+
+/// Why the existing `path` (symbolic links followed) is not a regular file to read settings from ("not a
+/// regular file (a FIFO)": reading a FIFO without a writer blocks for ever, which froze winkd's frame
+/// thread on a SIGHUP reload), or nil when it is a regular file or does not exist.
+public func nonRegularFileReason(_ path: String) -> String? {
+    var st = stat()
+    guard stat(path, &st) == 0 else { return nil }
+    switch st.st_mode & S_IFMT {
+    case S_IFREG: return nil
+    case S_IFDIR: return "is a directory, not a file"
+    case S_IFIFO: return "not a regular file (a FIFO)"
+    case S_IFCHR, S_IFBLK: return "not a regular file (a device)"
+    case S_IFSOCK: return "not a regular file (a socket)"
+    default: return "not a regular file"
+    }
+}

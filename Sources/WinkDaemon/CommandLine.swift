@@ -46,19 +46,24 @@ public struct Arguments {
 
     /// The value after `--name` (or `--name=value`), if present.
     /// - Throws: `UsageError` when the flag has no value or an empty one (`--socket ""`): no option of
-    ///   winkd or winkctl takes an empty string.
+    ///   winkd or winkctl takes an empty string; or when it is given twice.
     public mutating func option(_ name: String) throws -> String? {
         checkDeclared(name)
         var value: String?
+        func take(_ found: String) throws {
+            // The last of two used to win without a word (`-o x.png -o y.png` wrote only y.png).
+            if let value { throw UsageError("\(name) given twice ('\(value)' and '\(found)'); give it once") }
+            value = found
+        }
         for i in items.indices where !used[i] {
             if items[i] == name {
                 guard i + 1 < items.count, !used[i + 1] else { throw UsageError("\(name) needs a value") }
                 used[i] = true
                 used[i + 1] = true
-                value = items[i + 1]
+                try take(items[i + 1])
             } else if items[i].hasPrefix(name + "=") {
                 used[i] = true
-                value = String(items[i].dropFirst(name.count + 1))
+                try take(String(items[i].dropFirst(name.count + 1)))
             }
         }
         if value?.isEmpty == true { throw UsageError("\(name) needs a value, not an empty string") }
@@ -112,7 +117,8 @@ public struct Arguments {
 
 /// Writes one line to stderr.
 public func printError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+    // write(2), not FileHandle.write, which traps when stderr cannot be written (a full disk, a closed pipe).
+    writeAll(visibleControlCharacters(line, keepingNewlines: true) + "\n", to: STDERR_FILENO)
 }
 
 /// Runs `body` and turns any error into its exit code and one stderr line prefixed with the program name.
@@ -133,9 +139,7 @@ public func runMain(_ program: String, _ body: () throws -> ExitCode) -> Never {
             }
             // A reader that went away (`winkctl help | head`) is not an error of ours.
             if failure != EPIPE {
-                let reason = failure == ENOSPC ? "no space left on the device"
-                    : failure != 0 ? Errno(code: failure).description : "write error"
-                printError("\(program): standard output: \(reason)")
+                printError("\(program): \(StandardOutputError(code: failure == 0 ? EIO : failure).description)")
                 exit(ExitCode.ioError.rawValue)
             }
         }

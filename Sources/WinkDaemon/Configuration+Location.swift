@@ -55,8 +55,11 @@ extension Configuration {
         public var path: String
         /// The failed call's `errno`, e.g. `EISDIR: Is a directory`; nil if reading it again succeeded.
         public var reason: Errno?
+        /// What is wrong instead, when no call failed: "not a regular file (a FIFO)".
+        public var problem: String? = nil
         public var description: String {
-            "\(path): cannot read the configuration file" + (reason.map { " (\($0))" } ?? "")
+            if let problem { return "\(path): cannot read the configuration file: \(problem)" }
+            return "\(path): cannot read the configuration file" + (reason.map { " (\($0))" } ?? "")
         }
         public var exitCode: ExitCode { .noInput }
     }

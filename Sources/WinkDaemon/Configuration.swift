@@ -81,7 +81,7 @@ public struct Configuration: Sendable {
         /// One line per problem: control characters from the file (an escaped newline in a key or a
         /// formula) are shown escaped, never raw.
         public var description: String {
-            problems.map { "\(path): \(escapingControlCharacters($0))" }.joined(separator: "\n")
+            problems.map { "\(path): \(visibleControlCharacters($0))" }.joined(separator: "\n")
         }
         public var exitCode: ExitCode { .configuration }
     }
@@ -91,6 +91,15 @@ public struct Configuration: Sendable {
     ///   read (a directory, no permission), with the system's reason; `Invalid` (exit 78) listing every
     ///   problem of its content.
     public static func load(path: String) throws -> Configuration {
+        // A FIFO or device would block the read (a SIGHUP reload froze the frame thread); a directory is
+        // left to the read's own EISDIR.
+        var st = stat()
+        if stat(path, &st) == 0, (st.st_mode & S_IFMT) != S_IFDIR, let problem = nonRegularFileReason(path) {
+            throw Unreadable(path: path, reason: nil, problem: problem)
+        }
+        if let reason = oversizedSettingsFile(path, kind: "a configuration") {
+            throw Invalid(path: path, problems: [reason])
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             guard FileManager.default.fileExists(atPath: path) else { throw Missing(path: path) }
             throw Unreadable(path: path, reason: readFailure(path))
@@ -454,25 +463,6 @@ private func typeName(_ type: Any.Type) -> String {
 func describeJSONError(_ error: Error) -> String {
     let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
     return text.replacingOccurrences(of: "\n", with: " ")
-}
-
-/// `text` with control characters shown as escapes (`\n`, `\t`, `\u{1b}`), so a message stays one line.
-func escapingControlCharacters(_ text: String) -> String {
-    var out = ""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        default:
-            if scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}" {
-                out += "\\u{\(String(scalar.value, radix: 16))}"
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-    }
-    return out
 }
 
 /// A configuration key that the section or row does not have.

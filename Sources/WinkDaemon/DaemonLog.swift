@@ -1,3 +1,4 @@
+import WinkCore
 import EventServer
 import Foundation
 import Synchronization
@@ -56,13 +57,16 @@ public struct DaemonLog: Sendable {
     /// The line for a message (with its newline), or nil when `level` is below the threshold.
     public func line(_ level: EventServer.LogLevel, _ message: String) -> String? {
         guard level.rawValue <= threshold.rawValue else { return nil }
-        return (prefixed ? "<\(level.rawValue)>" : "") + "winkd: \(message)\n"
+        // One line whatever the message holds (a file or client name with a newline or an escape sequence).
+        return (prefixed ? "<\(level.rawValue)>" : "") + "winkd: \(visibleControlCharacters(message))\n"
     }
 
     /// Writes the message's line to stderr (nothing below the threshold).
     public func write(_ level: EventServer.LogLevel, _ message: String) {
         guard let line = line(level, message) else { return }
-        FileHandle.standardError.write(Data(line.utf8))
+        // write(2): a log that cannot be written (a full disk, a closed pipe) loses the line, not the daemon
+        // (FileHandle.write trapped, killing winkd for every client).
+        writeAll(line, to: STDERR_FILENO)
     }
 }
 

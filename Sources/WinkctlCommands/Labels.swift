@@ -46,6 +46,9 @@ public struct ClipLabels: Sendable {
         guard !isFolder.boolValue, type == .typeRegular else {
             throw LabelsError(path: path, reason: "not a regular file", exitCode: .noInput)
         }
+        if let reason = oversizedSettingsFile(path, kind: "a labels file") {
+            throw LabelsError(path: path, reason: reason, exitCode: .dataError)
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw LabelsError(path: path, reason: "cannot be read", exitCode: .noInput)
         }
@@ -128,10 +131,12 @@ public struct ClipLabels: Sendable {
         if let both = events.map(\.event).first(where: absent.contains) {
             throw fail("absent", "names not also labelled in events ('\(both)' is both)")
         }
+        // A number is the rate; a string describes a variable one ("variable: 24 for the title, 30 for the
+        // face", as face_noface.labels.json says), and 30 is used.
         var fps = 30.0
-        if let value = root["nominal_fps"] {
+        if let value = root["nominal_fps"], !(value is String) {
             guard let n = (value as? Double) ?? (value as? Int).map(Double.init), n > 0, n <= 1000 else {
-                throw fail("nominal_fps", "frames per second above 0 and at most 1000")
+                throw fail("nominal_fps", "frames per second above 0 and at most 1000, or a description")
             }
             fps = n
         }

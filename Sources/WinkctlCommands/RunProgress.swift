@@ -61,7 +61,7 @@ final class RunProgress {
     /// Erases the progress line (before other stderr output, and at the end).
     func clear() {
         guard terminal, shown else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        writeAll("\r\u{1B}[K", to: STDERR_FILENO)
         shown = false
     }
 
@@ -92,7 +92,7 @@ final class RunProgress {
             text += " frames"
         }
         if seconds > 0 { text += String(format: ", %.0f frames/s", Double(frames) / seconds) }
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+        writeAll("\r\u{1B}[K\(text)", to: STDERR_FILENO)
         shown = true
     }
 }

@@ -123,7 +123,7 @@ struct InputSessionTests {
         let transcript = Transcript()
         var logs: [String] = []
         let session = InputSession(
-            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0) }),
+            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0); return nil }),
             connector: UnixSocketConnector(path: server.path), sleep: { _ in }, log: { logs.append($0) })
         let end = session.run(reconnect: false)
         server.wait()
@@ -158,7 +158,7 @@ struct InputSessionTests {
                               {"event": "fooBar", "action": {"key": "KEY_F"}}]}
                 """.utf8))
         let session = InputSession(
-            engine: MappingEngine(map: map, injector: PrintingInjector { _ in }),
+            engine: MappingEngine(map: map, injector: PrintingInjector { _ in nil }),
             connector: UnixSocketConnector(path: server.path), sleep: { _ in }, log: { _ in })
         let end = session.run(reconnect: true)
         server.wait()
@@ -177,7 +177,7 @@ struct InputSessionTests {
             Data(#"{"mappings": [{"event": "mouthOpen", "action": {"button": "BTN_LEFT"}, "mode": "hold"}]}"#.utf8))
         let transcript = Transcript()
         let session = InputSession(
-            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0) }),
+            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0); return nil }),
             connector: UnixSocketConnector(path: server.path), sleep: { _ in }, log: { _ in })
         let end = session.run(reconnect: false)
         server.wait()
@@ -190,7 +190,7 @@ struct InputSessionTests {
         server.serve(hello: "SSH-2.0-OpenSSH", lines: [])
         let map = try InputMap.parse(Data(#"{"mappings": [{"event": "blink", "action": {"key": "KEY_B"}}]}"#.utf8))
         let session = InputSession(
-            engine: MappingEngine(map: map, injector: PrintingInjector { _ in }),
+            engine: MappingEngine(map: map, injector: PrintingInjector { _ in nil }),
             connector: UnixSocketConnector(path: server.path), sleep: { _ in }, log: { _ in })
         session.helloTimeout = 2
         #expect(session.run(reconnect: false) == .notWinkd("no winkd hello"))
@@ -206,7 +206,7 @@ struct InputSessionTests {
             Data(#"{"mappings": [{"event": "smile", "action": {"key": "KEY_ENTER"}, "minHold": 0.8}]}"#.utf8))
         let transcript = Transcript()
         let session = InputSession(
-            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0) }),
+            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0); return nil }),
             connector: connector, clock: clock, sleep: { _ in }, log: { _ in })
         #expect(session.run(reconnect: false) == .closed)
         #expect(transcript.lines == tap("KEY_ENTER"))  // fired at ~2.8 s by ticks, before the stream closed
@@ -225,7 +225,7 @@ struct InputSessionTests {
         var sleeps: [Double] = []
         var logs: [String] = []
         let session = InputSession(
-            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0) }),
+            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0); return nil }),
             connector: connector, clock: clock, sleep: { sleeps.append($0) },
             log: { logs.append($0) }, shouldStop: { sleeps.count >= 8 })
         #expect(session.run(reconnect: true) == .stopped)
@@ -237,7 +237,7 @@ struct InputSessionTests {
     @Test func aPeerThatIsNotWinkdIsToldApartFromNoDaemon() throws {
         let map = try InputMap.parse(Data(#"{"mappings": [{"event": "blink", "action": {"key": "KEY_B"}}]}"#.utf8))
         let session = InputSession(
-            engine: MappingEngine(map: map, injector: PrintingInjector { _ in }),
+            engine: MappingEngine(map: map, injector: PrintingInjector { _ in nil }),
             connector: UnixSocketConnector(path: "/nonexistent/winkin.sock"),
             sleep: { _ in }, log: { _ in })
         #expect(

@@ -35,7 +35,7 @@ struct Harness {
     init(_ json: String) throws {
         let map = try InputMap.parse(Data(json.utf8))
         let transcript = self.transcript
-        engine = MappingEngine(map: map, injector: PrintingInjector { transcript.append($0) })
+        engine = MappingEngine(map: map, injector: PrintingInjector { transcript.append($0); return nil })
     }
 
     func feed(_ events: [ExpressionEvent]) { for event in events { engine.handle(event) } }

@@ -118,6 +118,9 @@ import WinkCore
         #expect(throws: UsageError("--scale expects a number in 0.05...4, got '9'")) {
             try scale.number("--scale", in: 0.05...4.0)
         }
+        // The last of two used to win without a word: `-o x.png -o y.png` wrote only y.png.
+        var twice = Arguments(["-o", "x.png", "--rotate", "5", "-o=y.png"])
+        #expect(throws: UsageError("-o given twice ('x.png' and 'y.png'); give it once")) { try twice.option("-o") }
         var repeats = Arguments(["--repeat", "0x3"])
         #expect(throws: UsageError("--repeat expects a whole number in 1...1000, got '0x3'")) {
             try repeats.number("--repeat", in: 1...1000)

@@ -222,6 +222,16 @@ struct DaemonLogTests {
         #expect(DaemonLog(prefixed: false).line(.notice, "listening") == "winkd: listening\n")
     }
 
+    /// A client's text in a message cannot make a second line (a forged `<0>` emergency entry) or reach a
+    /// terminal as an escape sequence; NUL, DEL, C1 and the Unicode line separators are escaped too.
+    @Test func aMessageIsOneLineWhateverItHolds() {
+        let message = "unknown event 'x\n<0>winkd: forged\u{1b}[31m\0\u{7f}\u{85}\u{2028}'"
+        let line = DaemonLog(prefixed: true).line(.notice, message)
+        #expect(line == "<5>winkd: unknown event 'x\\n<0>winkd: forged\\u{1b}[31m\\u{0}\\u{7f}\\u{85}\\u{2028}'\n")
+        #expect(visibleControlCharacters("a\nb\tc", keepingNewlines: true) == "a\nb\\tc")
+        #expect(visibleControlCharacters("plain ünïcode") == "plain ünïcode")
+    }
+
     @Test func messagesBelowTheThresholdAreLeftOut() {
         let log = DaemonLog(threshold: .notice, prefixed: false)
         #expect(log.line(.info, "client 1 connected") == nil && log.line(.warning, "w") != nil)

@@ -212,4 +212,22 @@ extension ConfigurationTests {
         #expect(given.calibration.maximumNeutralEyeClosed == 0.3)
         #expect(Configuration().calibration.maximumNeutralEyeClosed == 0.2)
     }
+
+    /// A settings file of hundreds of MB was read whole (a 200 MB profile took 640 MB); over 16 MiB each
+    /// kind is refused with one line, before reading.
+    @Test func settingsFilesOver16MiBAreRefused() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("big-\(UUID().uuidString).json")
+        try #require(FileManager.default.createFile(atPath: url.path, contents: nil))
+        defer { try? FileManager.default.removeItem(at: url) }
+        #expect(truncate(url.path, 17 << 20) == 0)  // sparse: no disk used
+        let over = "the file is 17825792 bytes, over the limit of 16 MiB for"
+        #expect {
+            try Configuration.load(path: url.path)
+        } throws: { error in
+            (error as? Configuration.Invalid)?.description == "\(url.path): \(over) a configuration"
+        }
+        #expect(throws: CalibrationProfileError(.corrupt, subject: url.path, reason: "\(over) a calibration profile")) {
+            try CalibrationProfile.load(path: url.path)
+        }
+    }
 }

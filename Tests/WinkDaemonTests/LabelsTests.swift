@@ -80,10 +80,10 @@ struct LabelsTests {
             (#"{\#(base), "frames": 50, "mirrored": "true"}"#, "mirrored: expected true or false"),
             (#"{\#(base), "frames": 0}"#, "frames: expected a whole number, 1 or more"),
             (#"{"video": "/x.mp4"}"#, "frames: expected a whole number, 1 or more"),
-            (#"{\#(base), "frames": 50, "nominal_fps": "30"}"#,
-             "nominal_fps: expected frames per second above 0 and at most 1000"),
             (#"{\#(base), "frames": 50, "nominal_fps": 0}"#,
-             "nominal_fps: expected frames per second above 0 and at most 1000"),
+             "nominal_fps: expected frames per second above 0 and at most 1000, or a description"),
+            (#"{\#(base), "frames": 50, "nominal_fps": [30]}"#,
+             "nominal_fps: expected frames per second above 0 and at most 1000, or a description"),
             (#"{\#(base), "frames": 50, "tolerance_frames": -1}"#, "tolerance_frames: \(wholeOrZero)"),
             (#"{\#(base), "frames": 50, "tolerance_frames": 1.5}"#, "tolerance_frames: \(wholeOrZero)"),
             (#"{\#(base), "frames": 50, "events": [{"event": "blink", "start": -5, "end": 3}]}"#,
@@ -111,6 +111,9 @@ struct LabelsTests {
         }
         let good = try labels(#"{\#(base), "frames": 50, "mirrored": true, "nominal_fps": 12.5, "absent": ["blnk"]}"#)
         #expect(good.mirrored && good.nominalFPS == 12.5 && good.eventNames == ["blnk"])
+        // The fixtures describe a variable rate in words: 30 is used.
+        let described = try labels(#"{\#(base), "frames": 50, "nominal_fps": "variable: 24 then 30"}"#)
+        #expect(described.nominalFPS == 30)
     }
 
     @Test func aPathThatIsNotARegularFileIsRefusedWithExit66() {

@@ -79,10 +79,9 @@ enum BenchCommand {
 
         #if DEBUG
             let banner = String(repeating: "!", count: 72)
-            FileHandle.standardError.write(
-                Data(
-                    "\(banner)\n!! DEBUG BUILD: these figures are meaningless. Use swift build -c release.\n\(banner)\n"
-                        .utf8))
+            writeAll(
+                "\(banner)\n!! DEBUG BUILD: these figures are meaningless. Use swift build -c release.\n\(banner)\n",
+                to: STDERR_FILENO)
         #endif
 
         if let daemon {

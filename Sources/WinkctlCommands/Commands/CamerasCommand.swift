@@ -15,7 +15,9 @@ enum CamerasCommand {
     static func run(_ args: inout Arguments) throws -> ExitCode {
         try args.finish()
         let text = V4L2Discovery.listing(V4L2Discovery.captureDevices())
-        FileHandle.standardOutput.write(Data(text.utf8))
+        if let failure = writeAll(text, to: STDOUT_FILENO), failure != EPIPE {
+            throw StandardOutputError(code: failure)
+        }
         return .ok
     }
 }

@@ -56,27 +56,27 @@ enum EventsCommand {
         signal(SIGINT, SIG_IGN)
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         interrupt.setEventHandler {
-            FileHandle.standardError.write(Data((latency.summary() + "\n").utf8))
+            writeAll(latency.summary() + "\n", to: STDERR_FILENO)
             exit(130)
         }
         interrupt.resume()
-        defer { FileHandle.standardError.write(Data((latency.summary() + "\n").utf8)) }
+        defer { writeAll(latency.summary() + "\n", to: STDERR_FILENO) }
         return try relay(client, socket: socket, limit: limit, latency: latency, write: writeLine)
     }
 
     /// Copies the client's lines to `write` (the hello first) until `bye`, `limit` event lines, or `write`
     /// returning false; records each event/coefficients line's latency in `latency`.
-    /// - Throws: `EventServerError.noDaemon` when the connection ends without `bye`.
+    /// - Throws: `EventServerError.noDaemon` when the connection ends without `bye`; what `write` throws.
     static func relay(
         _ client: EventClient, socket: String, limit: Int?, latency: LatencyRecorder?,
-        write: (String) -> Bool
+        write: (String) throws -> Bool
     ) throws -> ExitCode {
-        guard write(client.helloLine) else { return .ok }
+        guard try write(client.helloLine) else { return .ok }
         var printed = 0
         var lastType: String?
         while let line = try client.nextLine() {
             let now = SystemClock().nanoseconds()
-            guard write(line) else { return .ok }
+            guard try write(line) else { return .ok }
             lastType = EventClient.type(of: line)
             if let latency, lastType == "event" || lastType == "coefficients",
                 let captured = LatencyRecorder.captureNanoseconds(in: line)
@@ -94,20 +94,12 @@ enum EventsCommand {
 
     /// Writes `line` and a newline to stdout with write(2) (unbuffered, so each line is flushed).
     /// Returns false when stdout is closed (EPIPE; SIGPIPE is ignored by winkctl).
-    private static func writeLine(_ line: String) -> Bool {
-        let bytes = Array(line.utf8) + [0x0A]
-        var offset = 0
-        while offset < bytes.count {
-            guard
-                let n = try? valueOrErrno(
-                    retryOnInterrupt: true,
-                    {
-                        bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
-                    })
-            else { return false }
-            offset += n
-        }
-        return true
+    /// - Throws: `StandardOutputError` (74) for any other failure: a full disk lost the lines without a word
+    ///   and exited 0.
+    private static func writeLine(_ line: String) throws -> Bool {
+        guard let failure = writeAll(line + "\n", to: STDOUT_FILENO) else { return true }
+        if failure == EPIPE { return false }
+        throw StandardOutputError(code: failure)
     }
 }
 

@@ -44,8 +44,10 @@ enum InputCommand {
         let log: (String) -> Void = { printError("winkctl input: \($0)") }
         let injector: Injector
         var uinput: UinputInjector?
+        var printer: PrintingInjector?
         if dryRun {
-            injector = PrintingInjector()
+            printer = PrintingInjector()
+            injector = printer!
         } else {
             let device = try UinputInjector(map: map, factory: LibevdevUinput(), log: log)
             uinput = device
@@ -56,7 +58,9 @@ enum InputCommand {
         for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
             signal(signalNumber) { _ in inputStopRequested = 1 }
         }
-        let stop = { inputStopRequested != 0 }
+        // A dry run's stdout that cannot be written ends the session too (its reader gone: exit 0; a full
+        // disk: 74 below).
+        let stop = { inputStopRequested != 0 || printer?.writeFailure != nil }
         let session = InputSession(
             engine: MappingEngine(map: map, injector: injector),
             connector: UnixSocketConnector(path: socket),
@@ -69,17 +73,23 @@ enum InputCommand {
             },
             log: log,
             shouldStop: stop)
-        return exitCode(for: session.run(reconnect: !once), path: socket, mapPath: mapPath)
+        let end = session.run(reconnect: !once)
+        if let failure = printer?.writeFailure, failure != EPIPE { throw StandardOutputError(code: failure) }
+        return exitCode(for: end, path: socket, mapPath: mapPath)
     }
 
-    /// `--once`: 0 when the daemon said bye or closed the stream; 69 when it could not be reached or was not
-    /// winkd. Without `--once` only a signal ends the session (exit 0). With or without it, a map naming an
-    /// event the daemon does not offer ends it at once: 78, one line naming each such event and the nearest
+    /// `--once`: 0 when the daemon said bye; 69 when it could not be reached, was not winkd, or the stream
+    /// ended without a bye (winkd killed: this exited 0 without a word, where `winkctl events` says 69).
+    /// Without `--once` only a signal ends the session (exit 0). With or without it, a map naming an event
+    /// the daemon does not offer ends it at once: 78, one line naming each such event and the nearest
     /// offered name.
     static func exitCode(for end: ConnectionEnd, path: String, mapPath: String) -> ExitCode {
         switch end {
-        case .bye, .closed, .stopped:
+        case .bye, .stopped:
             return .ok
+        case .closed:
+            printError("winkctl: \(path): winkd closed the connection without a bye")
+            return .unavailable
         case .connectFailed(let message), .notWinkd(let message):
             printError("winkctl: \(message.hasPrefix(path) ? message : "\(path): \(message)")")
             return .unavailable

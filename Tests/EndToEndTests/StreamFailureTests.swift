@@ -1,0 +1,172 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Faults a newcomer found in how the programs write and read: a log or an output that cannot be written,
+/// a log line forged by a client, a FIFO where a configuration should be. Each with the input that showed it.
+@Suite(.serialized)
+struct StreamFailureTests {
+    /// winkd with the wink recording on a fresh socket, stderr to `stderr` (a file or /dev/full).
+    func startDaemon(in dir: URL, stderr: FileHandle, extra: [String] = []) throws -> (Process, String) {
+        let socket = dir.appendingPathComponent("s.sock").path
+        let daemon = Process()
+        daemon.executableURL = Binaries.directory.appendingPathComponent("winkd")
+        daemon.arguments =
+            ["--source", Binaries.fixture("video/single_face_wink_left.mp4"), "--loop", "--socket", socket] + extra
+        daemon.standardError = stderr
+        daemon.standardOutput = FileHandle.nullDevice
+        try daemon.run()
+        #expect(Wait.forFile(socket), "winkd did not create \(socket)")
+        return (daemon, socket)
+    }
+
+    func connect(_ socket: String) -> RawClient? { Wait.value { RawClient(path: socket) } }
+
+    func stop(_ daemon: Process) -> Int32 {
+        kill(daemon.processIdentifier, SIGTERM)
+        _ = Wait.forExit(daemon)
+        return daemon.terminationStatus
+    }
+
+    /// winkd died (SIGILL, 132) on its first log line that could not be written: `FileHandle.write` traps.
+    /// With its stderr on a full device it now serves clients and stops cleanly.
+    @Test func winkdWhoseLogCannotBeWrittenKeepsServing() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let full = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+        let (daemon, socket) = try startDaemon(in: dir, stderr: full)
+        for _ in 0..<3 {  // each connection is a log line
+            let r = try Binaries.run("winkctl", ["status", "--socket", socket])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let events = try Binaries.run("winkctl", ["events", "--socket", socket, "--count", "1"])
+        #expect(events.status == 0 && events.stdout.contains("\"type\":\"event\""), "\(events.stderr)")
+        #expect(daemon.isRunning)
+        #expect(stop(daemon) == 0)
+    }
+
+    /// Any winkctl command died (132) when stderr could not be written; a usage error is still 64.
+    @Test func winkctlWhoseStderrIsFullStillExitsWithItsCode() throws {
+        let p = Process()
+        p.executableURL = Binaries.directory.appendingPathComponent("winkctl")
+        p.arguments = ["events", "--bogus"]
+        p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        #expect(p.terminationReason == .exit && p.terminationStatus == 64)
+    }
+
+    /// `winkctl events > /dev/full` lost every line and exited 0 (every write error was taken for a closed
+    /// pipe); `winkctl input --dry-run > /dev/full` died (132). Both are now 74 with one line; a reader that
+    /// goes away (EPIPE) still ends them quietly.
+    @Test func anOutputOnAFullDiskIs74() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("winkd.txt")
+        try #require(FileManager.default.createFile(atPath: log.path, contents: nil))
+        let (daemon, socket) = try startDaemon(in: dir, stderr: try FileHandle(forWritingTo: log))
+        defer { _ = stop(daemon) }
+        let map = dir.appendingPathComponent("map.json")
+        try Data(#"{"mappings": [{"event": "winkLeft", "action": {"key": "KEY_LEFT"}}]}"#.utf8).write(to: map)
+        for arguments in [
+            ["events", "--socket", socket],
+            ["input", "--map", map.path, "--dry-run", "--once", "--socket", socket],
+        ] {
+            let p = Process()
+            p.executableURL = Binaries.directory.appendingPathComponent("winkctl")
+            p.arguments = arguments
+            p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+            let errors = Pipe()
+            p.standardError = errors
+            try p.run()
+            let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            #expect(p.terminationReason == .exit && p.terminationStatus == 74, "\(arguments[0]): \(said)")
+            #expect(said == "winkctl: standard output: no space left on the device\n", "\(arguments[0]): \(said)")
+        }
+    }
+
+    /// A client's text reached winkd's log with its newlines decoded: `{"type":"subscribe","events":
+    /// ["x\n<0>winkd: EMERGENCY"]}` wrote a second line that journald reads at emergency priority, and
+    /// escape sequences went to whoever read the log. The log now shows them escaped, on one line.
+    @Test func aClientCannotForgeALogLine() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("winkd.txt")
+        try #require(FileManager.default.createFile(atPath: log.path, contents: nil))
+        let (daemon, socket) = try startDaemon(in: dir, stderr: try FileHandle(forWritingTo: log))
+        let client = try #require(connect(socket))
+        client.send(#"{"type":"subscribe","id":1,"events":["x\n<0>winkd: FORGED\u001b[31m"]}"#)
+        let answer = client.read(until: { $0.contains { $0.contains("\"error\"") } })
+        #expect(answer.contains { $0.contains("unknown_event") }, "\(answer)")
+        // Lines logged while the model loads are held until it has loaded (and dropped if stopped before).
+        #expect(Wait.until { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("unknown_event") })
+        #expect(stop(daemon) == 0)
+        let text = try String(contentsOf: log, encoding: .utf8)
+        let forged = text.split(separator: "\n").filter { $0.contains("FORGED") }
+        #expect(forged.count == 1 && !text.contains("\u{1b}"), "\(text)")
+        #expect(forged.first?.contains(#"x\n<0>winkd: FORGED\u{1b}[31m"#) == true, "\(forged)")
+        #expect(!text.split(separator: "\n").contains { $0.hasPrefix("<0>") })
+    }
+
+    /// A FIFO at the configuration's path: winkd hung at start-up, and a SIGHUP reload froze its frame thread
+    /// for good (reading a FIFO without a writer blocks). It is refused like any unreadable file: 66 at
+    /// start-up, `reload_failed` on SIGHUP with frames going on.
+    @Test func aFIFOInsteadOfAConfigurationIsRefused() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fifo = dir.appendingPathComponent("config.json").path
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let r = try Binaries.run(
+            "winkd", ["--config", fifo, "--source", Binaries.fixture("video/single_face.mp4"), "--socket",
+                      dir.appendingPathComponent("x.sock").path])
+        #expect(r.status == 66)
+        #expect(r.stderrLines == ["winkd: \(fifo): cannot read the configuration file: not a regular file (a FIFO)"],
+                "\(r.stderr)")
+
+        let config = dir.appendingPathComponent("good.json")
+        try Data("{}".utf8).write(to: config)
+        let log = dir.appendingPathComponent("winkd.txt")
+        try #require(FileManager.default.createFile(atPath: log.path, contents: nil))
+        let (daemon, socket) = try startDaemon(
+            in: dir, stderr: try FileHandle(forWritingTo: log), extra: ["--config", config.path])
+        let client = try #require(connect(socket))
+        #expect(client.subscribeToEverything())
+        try FileManager.default.removeItem(at: config)
+        #expect(mkfifo(config.path, 0o644) == 0)
+        kill(daemon.processIdentifier, SIGHUP)
+        let lines = client.read(until: { $0.contains { $0.contains("reload_") } })
+        let failure = try #require(lines.first { $0.contains("\"reload_failed\"") }, "\(lines.suffix(3))")
+        #expect(failure.contains("not a regular file (a FIFO)"), "\(failure)")
+        let after = client.read(until: { $0.contains { $0.contains("\"coefficients\"") } })
+        #expect(after.contains { $0.contains("\"coefficients\"") }, "no frames after the reload")
+        #expect(stop(daemon) == 0)
+    }
+
+    /// `winkctl input --once` exited 0 without a word when winkd went away without a bye (killed), where
+    /// `winkctl events` says so with 69. It now says so too.
+    @Test func inputOnceSaysWhenWinkdVanishes() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (daemon, socket) = try startDaemon(in: dir, stderr: FileHandle.nullDevice)
+        let map = dir.appendingPathComponent("map.json")
+        try Data(#"{"mappings": [{"event": "winkLeft", "action": {"key": "KEY_LEFT"}}]}"#.utf8).write(to: map)
+        let p = Process()
+        p.executableURL = Binaries.directory.appendingPathComponent("winkctl")
+        p.arguments = ["input", "--map", map.path, "--dry-run", "--once", "--socket", socket]
+        p.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        p.standardError = errors
+        try p.run()
+        #expect(Wait.until { (try? Binaries.run("winkctl", ["status", "--socket", socket]))?.stdout
+            .contains("clients: 2") == true }, "winkctl input did not connect")
+        kill(daemon.processIdentifier, SIGKILL)
+        daemon.waitUntilExit()
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 69, "\(said)")
+        #expect(said.hasSuffix("winkctl: \(socket): winkd closed the connection without a bye\n"), "\(said)")
+        try? FileManager.default.removeItem(atPath: socket)
+    }
+}
