@@ -32,8 +32,10 @@ extension FaceMeasures {
 }
 
 /// A profile stores measures as a JSON object keyed by `FaceMeasures.namedMeasures` names; every key is
-/// required and must be a finite number, the closed-probabilities in 0...1; no other key is accepted. (A
-/// profile's neutral must also have positive length ratios: `CalibrationProfile`.)
+/// required and must be a finite number, the closed-probabilities in 0...1, the ratios of lengths within
+/// -10...10 (a face's are within about -0.5...2; 1e30 was taken) and the eye aspects, mouth width and jaw
+/// drop, which are ratios of distances, not negative; no other key is accepted. (A profile's neutral must
+/// also have positive length ratios: `CalibrationProfile`.)
 extension FaceMeasures: Codable {
     private struct Key: CodingKey {
         var stringValue: String
@@ -66,9 +68,24 @@ extension FaceMeasures: Codable {
                     forKey: Key(stringValue: name), in: c,
                     debugDescription: "expected a probability in 0...1, got \(plainNumber(value))")
             }
+            if key != \.eyeClosedLeft && key != \.eyeClosedRight, !(-10...10).contains(value) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: Key(stringValue: name), in: c,
+                    debugDescription: "expected a ratio of lengths within -10...10, got \(plainNumber(value))")
+            }
+            if Self.distanceRatios.contains(key), value < 0 {
+                throw DecodingError.dataCorruptedError(
+                    forKey: Key(stringValue: name), in: c,
+                    debugDescription: "expected a ratio of distances, 0 or more, got \(plainNumber(value))")
+            }
             self[keyPath: key] = value
         }
     }
+
+    /// The measures that are ratios of two distances, never negative.
+    static let distanceRatios: [WritableKeyPath<FaceMeasures, Float>] = [
+        \.eyeAspectLeft, \.eyeAspectRight, \.mouthWidth, \.jawDrop,
+    ]
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)

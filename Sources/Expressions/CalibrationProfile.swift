@@ -69,7 +69,23 @@ extension CalibrationProfile: Codable {
 
     /// - Throws: `DecodingError` for a missing or mistyped key, a version other than `formatVersion`, a
     ///   `reach` outside 0 < reach <= 1, or an expression named `neutral`.
+    /// Any key, to name one the format does not have.
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
     public init(from decoder: Decoder) throws {
+        // An unknown key (a misspelt "expresions") was ignored, while one inside "neutral" was refused.
+        let all = try decoder.container(keyedBy: AnyKey.self)
+        let known = ["version", "neutral", "expressions", "reach", "source"]
+        if let unknown = all.allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
+            throw DecodingError.dataCorruptedError(
+                forKey: AnyKey(stringValue: unknown), in: all,
+                debugDescription: "unknown key (known: \(known.joined(separator: ", ")))")
+        }
         let c = try decoder.container(keyedBy: CodingKeys.self)
         // As a Double: a version of 1.5 is then named here, not in JSONDecoder's keyless error.
         let given = try c.decode(Double.self, forKey: .version)

@@ -193,11 +193,21 @@ struct CalibrationProfileTests {
 
     /// The error loading a file holding this test's profile with `neutral[key]` set to `value`; nil if it loads.
     func loadError(neutral key: String, _ value: Any) throws -> CalibrationProfileError? {
+        try loadError { object in
+            var n = object["neutral"] as? [String: Any] ?? [:]
+            n[key] = value
+            object["neutral"] = n
+        }
+    }
+
+    /// The error of loading a profile (this suite's neutral and a smile) after `edit` changed its JSON object.
+    func loadError(editing edit: (inout [String: Any]) -> Void) throws -> CalibrationProfileError? {
+        var smile = neutral
+        smile.mouthWidth += 0.2
         var object = try #require(
-            try JSONSerialization.jsonObject(with: CalibrationProfile(neutral: neutral).encoded()) as? [String: Any])
-        var n = try #require(object["neutral"] as? [String: Any])
-        n[key] = value
-        object["neutral"] = n
+            try JSONSerialization.jsonObject(
+                with: CalibrationProfile(neutral: neutral, expressions: [.smile: smile]).encoded()) as? [String: Any])
+        edit(&object)
         let path = temporaryPath("edited.json")
         defer { try? FileManager.default.removeItem(atPath: path) }
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
@@ -207,6 +217,27 @@ struct CalibrationProfileTests {
         } catch let e as CalibrationProfileError {
             return e
         }
+    }
+
+    /// A newcomer's finding: a smile's mouth width of -3 was accepted while the neutral's was refused, as were
+    /// ratios of 1e30 and an unknown top-level key. Each is now named.
+    @Test func everyMeasureAndKeyOfAProfileIsChecked() throws {
+        let negative = try #require(try loadError { object in
+            var expressions = object["expressions"] as? [String: Any] ?? [:]
+            var smile = expressions["smile"] as? [String: Any] ?? [:]
+            smile["mouthWidth"] = -3
+            expressions["smile"] = smile
+            object["expressions"] = expressions
+        })
+        let distances = "expressions.smile.mouthWidth: expected a ratio of distances, 0 or more, got -3"
+        #expect(negative.description.hasSuffix(distances), "\(negative.description)")
+        let huge = try #require(try loadError(neutral: "cornerLiftLeft", 1e30))
+        let lengths = "neutral.cornerLiftLeft: expected a ratio of lengths within -10...10, got 1e+30"
+        #expect(huge.description.hasSuffix(lengths), "\(huge.description)")
+        let unknown = try #require(try loadError { $0["expresions"] = [String: Any]() })
+        #expect(unknown.exitCode == .configuration && unknown.description.contains("expresions: unknown key"),
+                "\(unknown.description)")
+        #expect(try loadError { _ in } == nil, "the unedited profile loads")
     }
 
     /// The closed-probabilities are probabilities: a hand-edited -1 made every open eye read as closing.
@@ -225,7 +256,8 @@ struct CalibrationProfileTests {
     @Test func aZeroLengthOrAnUnknownMeasureIsNamed() throws {
         for (key, bad, expected) in [
             ("eyeAspectLeft", 0.0, "expected a positive number"),
-            ("mouthWidth", -0.3, "expected a positive number"), ("foo", 1.0, "unknown key"),
+            ("mouthWidth", 0.0, "expected a positive number"),
+            ("mouthWidth", -0.3, "expected a ratio of distances, 0 or more"), ("foo", 1.0, "unknown key"),
         ] {
             let e = try #require(try loadError(neutral: key, bad), "\(key) \(bad) accepted")
             #expect(
