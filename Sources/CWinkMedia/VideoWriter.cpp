@@ -10,6 +10,7 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -41,6 +42,8 @@ struct wm_writer {
     AVPacket *packet = nullptr;
     SwsContext *sws = nullptr;
     int64_t frames = 0;
+    int64_t last_pts = -1;   // in the encoder's 1/60000 s time base
+    double fps = 30;
     std::string encoder_name;
 
     AVFormatContext *audio_input = nullptr;
@@ -191,10 +194,14 @@ wm_status wm_writer_open(const char *path, int width, int height, double fps, co
         w->packet = av_packet_alloc();
         if (!w->encoder || !w->frame || !w->packet) return WM_INTERNAL;
         AVRational rate = av_d2q(fps, 100000);
+        w->fps = fps;
         AVCodecContext *e = w->encoder;
         e->width = width;
         e->height = height;
-        e->time_base = av_inv_q(rate);
+        // A 1/60000 s clock: frames keep the input's own times, so a variable-rate input (a phone's
+        // recording) stays in step with its copied audio; 24, 25, 30 and 30000/1001 fps fall on whole ticks,
+        // and MPEG-4 Part 2 (the fallback) takes no clock finer than 1/65535.
+        e->time_base = AVRational{1, 60000};
         e->framerate = rate;
         const bool odd = (width | height) & 1;
         e->pix_fmt = codec->id == AV_CODEC_ID_H264 && odd ? AV_PIX_FMT_YUV444P : AV_PIX_FMT_YUV420P;
@@ -252,15 +259,19 @@ const char *wm_writer_encoder(const wm_writer *writer) { return writer ? writer-
 
 int wm_writer_audio_streams(const wm_writer *writer) { return writer ? static_cast<int>(writer->audio.size()) : 0; }
 
-wm_status wm_writer_write(wm_writer *w, const uint8_t *bgr, int stride, char *message, size_t message_len) {
+wm_status wm_writer_write(wm_writer *w, const uint8_t *bgr, int stride, double time, char *message,
+                          size_t message_len) {
     if (!w || !bgr || stride < 3 * w->encoder->width || w->finished) return WM_BAD_ARGUMENT;
     try {
         if (av_frame_make_writable(w->frame) < 0) return WM_INTERNAL;
         const uint8_t *planes[1] = {bgr};
         const int strides[1] = {stride};
         sws_scale(w->sws, planes, strides, 0, w->encoder->height, w->frame->data, w->frame->linesize);
-        w->frame->pts = w->frames++;
-        bool ok = w->encode(w->frame) && w->copy_audio(static_cast<double>(w->frames) * av_q2d(w->encoder->time_base));
+        const double seconds = time >= 0 && std::isfinite(time) ? time : static_cast<double>(w->frames) / w->fps;
+        w->frame->pts = std::max(w->last_pts + 1, static_cast<int64_t>(std::llround(seconds * 60000.0)));
+        w->last_pts = w->frame->pts;
+        w->frames++;
+        bool ok = w->encode(w->frame) && w->copy_audio(seconds + 1.0 / w->fps);
         if (!ok) {
             write_message(message, message_len, av_error(w->write_error));
             return WM_WRITE_FAILED;

@@ -27,7 +27,9 @@ public enum VideoWriteErrorCode: ExitCodeKind {
 
 /// A video file written with FFmpeg (libavformat, libavcodec): H.264 through libx264 in the container the
 /// extension names (`.mp4`, `.m4v`, `.mov`, `.mkv`), with the audio of another file (the input) copied
-/// packet for packet. Frame i is stamped i / `framesPerSecond` seconds. The file is written under a temporary
+/// packet for packet. Each frame keeps the time it is given (`write(_:time:)`: the input frame's own, so a
+/// variable-rate recording stays in step with its audio), else frame i is stamped i / `framesPerSecond`
+/// seconds. The file is written under a temporary
 /// name beside `path` and renamed over it by `finish()` (`PendingOutput`): a failed or stopped run leaves
 /// what was at `path` as it was.
 ///
@@ -118,10 +120,16 @@ public final class VideoFileWriter: FrameSink {
 
     deinit { close() }
 
-    /// Appends the BGR plane of `buffer`, which must have the writer's size.
+    /// Appends the BGR plane of `buffer` at frame count / rate.
+    /// - Throws: as `write(_:time:)`.
+    public func write(_ buffer: PixelBuffer) throws { try write(buffer, time: -1) }
+
+    /// Appends the BGR plane of `buffer`, which must have the writer's size, shown at `time` seconds from the
+    /// first frame (negative: frame count / rate). A time not after the last frame's is moved 1/60000 s
+    /// after it.
     /// - Throws: `VideoWriteError.internal` for a frame of another size or a finished writer,
     ///   `.writeFailed` (exit 74) when writing fails (the file is removed).
-    public func write(_ buffer: PixelBuffer) throws {
+    public func write(_ buffer: PixelBuffer, time: Double) throws {
         guard let handle else { throw VideoWriteError(.internal, subject: path, reason: "the video writer is closed") }
         guard buffer.wantsColor, buffer.width == width, buffer.height == height else {
             let size = "\(buffer.width)x\(buffer.height)"
@@ -129,7 +137,7 @@ public final class VideoFileWriter: FrameSink {
                                   reason: "frame \(frameCount) is \(size), expected \(width)x\(height)")
         }
         var message = [CChar](repeating: 0, count: 256)
-        let status = wm_writer_write(handle, buffer.bgr, Int32(3 * width), &message, message.count)
+        let status = wm_writer_write(handle, buffer.bgr, Int32(3 * width), time, &message, message.count)
         guard status == WM_OK else { throw failure(status, message) }
         frameCount += 1
     }

@@ -259,7 +259,7 @@ public enum OverlayRun {
         var summary = OverlayRunSummary(frames: 0, faces: 0)
         var writer: (any FrameSink)?
         defer { writer?.close() }
-        while try source.read(into: buffer) != nil {
+        while let info = try source.read(into: buffer) {
             if kind == .image && summary.frames == 1 {
                 throw OverlayError(
                     .output, subject: output,
@@ -280,7 +280,7 @@ public enum OverlayRun {
                             path: output, width: buffer.width, height: buffer.height, framesPerSecond: rate,
                             readBack: readBack)
                 }
-                try writer?.write(buffer)
+                try writer?.write(buffer, time: info.time)
             }
             summary.frames += 1
         }

@@ -6,9 +6,16 @@ public protocol FrameSink: AnyObject {
     /// Appends the BGR plane of `buffer` (the sink's size).
     /// - Throws: the sink's error (with its exit code) for a frame of another size or a failed write.
     func write(_ buffer: PixelBuffer) throws
+    /// Appends `buffer` shown at `time` seconds from the first frame (the input frame's own time). Sinks of
+    /// a constant rate ignore the time (the default).
+    func write(_ buffer: PixelBuffer, time: Double) throws
     /// Finishes the output and proves it whole; the output is complete only when this returns.
     /// - Throws: the sink's error for a failed write; the incomplete output is then removed.
     func finish() throws
     /// Releases the output without finishing it (after an error elsewhere). Idempotent.
     func close()
+}
+
+extension FrameSink {
+    public func write(_ buffer: PixelBuffer, time: Double) throws { try write(buffer) }
 }

@@ -62,6 +62,29 @@ struct VideoFileWriterTests {
         #expect(abs(last - 71.0 / 30) < 0.01, "frame times are i / 30 s")
     }
 
+    /// A newcomer's finding: face_noface.mov (a variable rate: 24 fps for its title, 30 for the face) came
+    /// out at one steady rate, its frames up to 0.36 s away from their copied audio. Each frame now keeps
+    /// the input's own time.
+    @Test(arguments: ["out.mp4", "out.mkv"])
+    func aVariableRateKeepsEachFramesTime(name: String) throws {
+        let folder = try Paths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = Paths.video.appendingPathComponent("face_noface.mov").path
+        func times(_ path: String) throws -> [Double] {
+            let source = try VideoFileSource(path: path)
+            let buffer = PixelBuffer()
+            var times: [Double] = []
+            while let info = try source.read(into: buffer) { times.append(info.time) }
+            return times
+        }
+        let (output, _, frames) = try overlay(input, to: name, in: folder)
+        let given = try times(input)
+        let written = try times(output)
+        #expect(frames == given.count && written.count == given.count)
+        let worst = zip(given, written).map { abs($0 - $1) }.max() ?? .infinity
+        #expect(worst < 0.002, "frames moved by up to \(worst) s")
+    }
+
     @Test func anAACTrackIsCopiedIntoAnMP4AndNoTrackMeansNoAudio() throws {
         let folder = try Paths.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -106,9 +106,12 @@ wm_status wm_writer_open(const char *path, int width, int height, double fps, co
 const char *wm_writer_encoder(const wm_writer *writer);
 /// The audio streams being copied from `audio_from`.
 int wm_writer_audio_streams(const wm_writer *writer);
-/// Encodes one frame: `bgr` is `height` rows of 3 x `width` bytes, `stride` bytes apart. Audio packets up to
-/// the frame's time are muxed alongside. WM_WRITE_FAILED (reason in `message`) when writing fails.
-wm_status wm_writer_write(wm_writer *writer, const uint8_t *bgr, int stride, char *message, size_t message_len);
+/// Encodes one frame: `bgr` is `height` rows of 3 x `width` bytes, `stride` bytes apart, shown at `time`
+/// seconds from the first frame (the input frame's own time, so a variable rate is kept; negative: frame
+/// count / fps). Times are kept strictly increasing at 1/60000 s. Audio packets up to the frame's end are
+/// muxed alongside. WM_WRITE_FAILED (reason in `message`) when writing fails.
+wm_status wm_writer_write(wm_writer *writer, const uint8_t *bgr, int stride, double time, char *message,
+                          size_t message_len);
 /// Flushes the encoder, copies the remaining audio, writes the container's index and closes the file.
 /// WM_WRITE_FAILED (reason in `message`, e.g. "No space left on device") when any write failed; the file is
 /// then incomplete and left for the caller to remove. Call once; afterwards only wm_writer_close.
