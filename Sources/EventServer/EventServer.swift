@@ -142,6 +142,11 @@ public final class EventServer: @unchecked Sendable {
     private var nextClientID = 1
     private let encoder = LineEncoder()
     private var acceptPausedUntil = 0.0
+    /// Refusals (`too_many_clients`) not yet logged, and when the last refusal line was logged: at most one
+    /// line per `refusalLogInterval` (300 connections in a burst wrote 236 warning lines). Server thread only.
+    private var refusalsUnlogged = 0
+    private var lastRefusalLog = -Double.infinity
+    static let refusalLogInterval = 10.0
     private var reportedCount = 0
 
     /// Binds a new socket at `path` and listens (not yet accepting: call `start()`).
@@ -436,7 +441,15 @@ public final class EventServer: @unchecked Sendable {
                     _ = Array(line).withUnsafeBytes { try? syscalls.send(fd, $0) }
                 }
                 syscalls.close(fd)
-                log?(.warning, "refused a client (\(peer?.description ?? "unknown peer")): too many clients")
+                refusalsUnlogged += 1
+                let now = monotonicSeconds()
+                if now - lastRefusalLog >= Self.refusalLogInterval {
+                    let others = refusalsUnlogged - 1
+                    log?(.warning, "refused a client (\(peer?.description ?? "unknown peer")): too many clients"
+                         + (others > 0 ? " (and \(others) more since the last such line)" : ""))
+                    refusalsUnlogged = 0
+                    lastRefusalLog = now
+                }
                 continue
             }
             let now = monotonicSeconds()

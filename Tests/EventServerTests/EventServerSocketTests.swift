@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Glibc
 import Testing
 import WinkCore
@@ -429,6 +430,29 @@ struct EventServerSocketTests {
             String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\n").first.map(String.init))
         #expect(reply["type"] as? String == "error" && reply["code"] as? String == "too_many_clients")
         _ = (a, b)
+    }
+
+    /// A newcomer's finding: 300 connections in a burst logged 236 "refused a client" warnings. Refusals are
+    /// logged at most once every 10 s, the next line counting those left out.
+    @Test func refusalsAreLoggedAtMostOnceEveryTenSeconds() throws {
+        let sandbox = Sandbox()
+        let logged = Mutex<[String]>([])
+        let server = try EventServer(
+            path: sandbox.socket, eventNames: Self.names, options: .init(maximumClients: 1),
+            log: { _, message in logged.withLock { $0.append(message) } })
+        server.start()
+        defer { server.stop() }
+        let kept = try EventClient(path: sandbox.socket)
+        #expect(Self.waitUntil { server.clientCount == 1 })
+        for _ in 0..<20 {
+            let fd = try LinuxSocketSyscalls().connect(path: sandbox.socket)
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+            _ = try LinuxSocketSyscalls().poll(&fds, timeoutMilliseconds: 2000)  // the refusal came
+            LinuxSocketSyscalls().close(fd)
+        }
+        let refusals = logged.withLock { $0.filter { $0.contains("too many clients") } }
+        #expect(refusals.count == 1, "\(refusals)")
+        _ = kept
     }
 
     @Test func heartbeatReachesAnIdleClient() throws {
