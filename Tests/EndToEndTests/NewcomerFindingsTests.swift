@@ -30,6 +30,11 @@ struct NewcomerFindingsTests {
     @Test func anEmptyEventListIsAUsageError() throws {
         let r = try Binaries.run("winkctl", ["events", "--socket", "/nonexistent.sock", "--events", ",,,"])
         #expect(r.status == 64 && r.stderrLines.count == 1)
+        // A stray comma was dropped without a word.
+        let stray = try Binaries.run("winkctl", ["events", "--socket", "/nonexistent.sock", "--events", "smile,"])
+        #expect(stray.status == 64)
+        let said = "winkctl: --events: an empty name in 'smile,' (a stray comma?)"
+        #expect(stray.stderrLines == [said], "\(stray.stderr)")
     }
 
     /// `winkd --socket ""` used to try to bind an empty path and exit 69 ("winkd: : empty socket path").

@@ -30,9 +30,15 @@ enum EventsCommand {
     static func run(_ args: inout Arguments) throws -> ExitCode {
         let socket = try args.option("--socket") ?? EventSocketPath.default()
         let names = try args.option("--events").map { list in
-            list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            list.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
         }
-        if let names, names.isEmpty { throw UsageError("--events needs at least one event name, e.g. winkLeft,smile") }
+        if let names, names.allSatisfy(\.isEmpty) {
+            throw UsageError("--events needs at least one event name, e.g. winkLeft,smile")
+        }
+        // A stray comma (`smile,`) was dropped without a word; it may be a name left out.
+        if let names, names.contains(where: \.isEmpty) {
+            throw UsageError("--events: an empty name in '\(names.joined(separator: ","))' (a stray comma?)")
+        }
         let coefficients = args.flag("--coefficients")
         let limit: Int? = try args.number("--count", in: 1...1_000_000_000)
         let measure = args.flag("--latency")
