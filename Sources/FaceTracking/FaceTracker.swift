@@ -82,6 +82,10 @@ public final class FaceTracker {
     public private(set) var lastSimilarity: Float = 1
     /// Detector calls so far (full-frame and region), for the benchmark.
     public private(set) var detections = 0
+    /// The most faces one full-frame search found (the largest is followed), for commands that must know
+    /// whose face they measured (`winkctl calibrate`). Searches run while no face is tracked, so a second
+    /// face arriving during tracking is not counted.
+    public private(set) var mostFacesFound = 0
     /// Where the last `process` call spent its time, for the benchmark.
     public private(set) var timings = StageTimings()
     private let clock = SystemClock()
@@ -289,7 +293,9 @@ public final class FaceTracker {
         defer { timings.detection += Double(clock.nanoseconds() - t0) / 1e9 }
         let scale = min(1, Float(settings.detectionWidth) / Float(buffer.width))
         detections += 1
-        if let face = try detector.detect(in: buffer, scale: scale).first { return face }
+        let faces = try detector.detect(in: buffer, scale: scale)
+        mostFacesFound = max(mostFacesFound, faces.count)
+        if let face = faces.first { return face }
         // HOG boxes are about 0.8 face widths; the detector needs boxes of about 80 px.
         let needed = 90 / (0.8 * settings.minimumFaceWidth)
         guard needed > scale * 1.3, framesWithoutFace % max(1, settings.smallFaceSearchInterval) == 0 else {
@@ -298,7 +304,9 @@ public final class FaceTracker {
         detections += 1
         let upsample = needed > 2 ? 1 : 0
         let s = min(4, needed / Float(1 << upsample))
-        return try detector.detect(in: buffer, scale: s, upsample: upsample).first
+        let small = try detector.detect(in: buffer, scale: s, upsample: upsample)
+        mostFacesFound = max(mostFacesFound, small.count)
+        return small.first
     }
 }
 

@@ -187,6 +187,23 @@ struct NewcomerFindingsTests {
             ], "\(r.stderr)")
     }
 
+    /// `calibrate` on a picture of several people quietly made a profile of the largest face. It says so.
+    @Test func calibrateSaysWhenSeveralFacesWereInView() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let profile = dir.appendingPathComponent("p.json").path
+        let group = Binaries.fixture("images/expressions/multi_face.jpg")
+        let r = try Binaries.run(
+            "winkctl", ["calibrate", "--source", group, "-o", profile, "--segments", "neutral=0-1"])
+        #expect(r.status == 0)
+        let warning = r.stderrLines.filter { $0.contains("faces were in view at once") }
+        #expect(warning.count == 1 && warning.first?.hasPrefix("calibrate: \(group): ") == true, "\(r.stderr)")
+        let alone = try Binaries.run(
+            "winkctl", ["calibrate", "--source", Binaries.fixture("images/expressions/single_face.jpg"), "-o",
+                        profile, "--segments", "neutral=0-1"])
+        #expect(alone.status == 0 && !alone.stderr.contains("faces were in view"), "\(alone.stderr)")
+    }
+
     @Test func subcommandHelpPrintsItsUsage() throws {
         let r = try Binaries.run("winkctl", ["evaluate", "--help"])
         #expect(r.status == 0 && r.stdout.hasPrefix("usage: winkctl evaluate"))

@@ -72,6 +72,11 @@ enum CalibrateCommand {
             source: source, segments: segments, pipeline: pipeline,
             guided: live ? secondsPerStep : nil, say: printError)
         if let damage = source.damage { printError("calibrate: \(source.name): \(damage)") }
+        // A profile of whoever was largest is not the user's if another face was there (quietly before).
+        if pipeline.tracker.mostFacesFound > 1 {
+            printError("calibrate: \(source.name): \(pipeline.tracker.mostFacesFound) faces were in view at once; "
+                       + "the profile is of the largest (record one person alone to be sure it is theirs)")
+        }
         try profile.save(to: output)
         print(summary(profile, output: output, model: options.configuration.coefficients))
         return .ok
