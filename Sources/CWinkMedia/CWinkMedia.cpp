@@ -116,8 +116,18 @@ struct wm_video {
         const int w = frame->width, h = frame->height;
         if (w <= 0 || h <= 0) return WM_END;
         if (converted->width == 0) {  // the first frame sets the size of every frame delivered
+            // Non-square pixels (an anamorphic sample aspect ratio) are widened or narrowed to square ones,
+            // as players show them: a 320x360 frame of 2:1 pixels is a 640x360 picture. Faces stored
+            // squashed were not found, and overlays came out squashed.
+            AVRational sar = frame->sample_aspect_ratio;
+            if (!(sar.num > 0 && sar.den > 0)) sar = format->streams[stream]->sample_aspect_ratio;
+            int display = w;
+            if (sar.num > 0 && sar.den > 0 && sar.num != sar.den) {
+                const double widened = static_cast<double>(w) * sar.num / sar.den;
+                if (widened >= 1 && widened <= WM_MAX_FRAME_SIDE) display = static_cast<int>(std::lround(widened));
+            }
             converted->format = AV_PIX_FMT_BGR24;
-            converted->width = w;
+            converted->width = display;
             converted->height = h;
             if (av_frame_get_buffer(converted, 32) != 0) return WM_INTERNAL;
         }

@@ -305,4 +305,24 @@ struct VideoFileSourceTests {
         let skipped = " skipped (later frames are numbered as decoded)"
         #expect(reason.hasSuffix(skipped) && reason.contains(" damaged packet"), "\(reason)")
     }
+
+    /// A newcomer's finding: a video of non-square pixels (320x360 stored, 2:1 pixels) was read at its stored
+    /// size, so faces were squashed and not found. Frames now come at the size players show.
+    @Test func nonSquarePixelsAreShownSquare() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("anamorphic-\(getpid()).y4m")
+        defer { try? FileManager.default.removeItem(at: url) }
+        // A YUV4MPEG2 stream declares its pixel aspect in the header (A2:1): three grey 64x48 frames.
+        var data = Data("YUV4MPEG2 W64 H48 F30:1 Ip A2:1 C420jpeg\n".utf8)
+        for _ in 0..<3 { data += Data("FRAME\n".utf8) + Data(repeating: 128, count: 64 * 48 * 3 / 2) }
+        try data.write(to: url)
+        let source = try VideoFileSource(path: url.path)
+        #expect(source.width == 128 && source.height == 48)
+        let buffer = PixelBuffer()
+        var frames = 0
+        while try source.read(into: buffer) != nil {
+            frames += 1
+            #expect(buffer.width == 128 && buffer.height == 48)
+        }
+        #expect(frames == 3)
+    }
 }
