@@ -89,6 +89,9 @@ extension ShapePredictor {
         handle: OpaquePointer, outcome: ModelCache.Outcome?
     ) {
         guard let cache else { return (try loadModelFile(path), nil) }
+        if let reason = nonRegularFileReason(path) {  // before the cache, which would stand in for a FIFO
+            throw FaceTrackingError(.modelUnreadable, subject: path, reason: reason)
+        }
         let file = cache.file(for: path)
         var message = [CChar](repeating: 0, count: 512)
         var out: OpaquePointer?

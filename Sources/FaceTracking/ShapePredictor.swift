@@ -34,6 +34,10 @@ public final class ShapePredictor: @unchecked Sendable {
 
     /// dlib's deserialiser on the model file (about 1 s), with the model-file checks of `init(path:)`.
     static func loadModelFile(_ path: String) throws -> OpaquePointer {
+        // A FIFO would block dlib's read for ever (`--model FIFO` hung winkctl and winkd without a word).
+        if let reason = nonRegularFileReason(path) {
+            throw FaceTrackingError(.modelUnreadable, subject: path, reason: reason)
+        }
         var out: OpaquePointer?
         var message = [CChar](repeating: 0, count: 512)
         let status = wv_predictor_load(path, &out, &message, message.count)
@@ -229,7 +233,10 @@ public enum EyeStateModel {
         func fail(_ reason: String) -> FaceTrackingError {
             FaceTrackingError(.eyeModelInvalid, subject: path, reason: reason)
         }
-        guard let data = FileManager.default.contents(atPath: path) else { throw fail("no such eye-state model file") }
+        if let reason = nonRegularFileReason(path) { throw fail(reason) }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw fail(FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such eye-state model file")
+        }
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw fail("not a JSON object")
         }

@@ -59,7 +59,7 @@ public func writeImage(_ buffer: PixelBuffer, to path: String) throws {
     guard buffer.wantsColor else {
         throw OverlayError(.internal, subject: path, reason: "the frame buffer has no BGR plane (wantsColor is false)")
     }
-    let pending = try PendingOutput.forOverlay(path)
+    let pending = try PendingOutput.forOverlay(path, deferringSignals: true)
     var message = [CChar](repeating: 0, count: 256)
     let status = wo_image_write(
         pending.temporary, buffer.bgr, Int32(buffer.width), Int32(buffer.height), Int32(3 * buffer.width),
@@ -74,9 +74,9 @@ public func writeImage(_ buffer: PixelBuffer, to path: String) throws {
 
 extension PendingOutput {
     /// A pending output for `path`, its errors as `OverlayError` (73, or 74 on a full disk).
-    static func forOverlay(_ path: String) throws -> PendingOutput {
+    static func forOverlay(_ path: String, deferringSignals: Bool = false) throws -> PendingOutput {
         do {
-            return try PendingOutput(destination: path)
+            return try PendingOutput(destination: path, deferringSignals: deferringSignals)
         } catch let error as OutputFileError {
             throw OverlayError(error.code == .writeFailed ? .writeFailed : .output, subject: path, reason: error.reason)
         }

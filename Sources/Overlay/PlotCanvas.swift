@@ -70,7 +70,7 @@ final class PlotCanvas {
     ///   `.png`/`.jpg`/`.jpeg`, `.writeFailed` (74) on a full disk, `.internal` (70) when the codec plugin
     ///   cannot be loaded.
     func write(to path: String) throws {
-        let pending = try PendingOutput.forOverlay(path)
+        let pending = try PendingOutput.forOverlay(path, deferringSignals: true)
         var message = [CChar](repeating: 0, count: 256)
         let status = wo_canvas_write(handle, pending.temporary, &message, message.count)
         guard status == WO_OK else {

@@ -108,10 +108,24 @@ public final class PendingOutput {
     /// The file `commit()` replaces: `destination` with a link at its end followed.
     private let target: String
     private var pending = true
+    /// The handlers of SIGINT, SIGTERM and SIGHUP that `deferringSignals` replaced, to restore.
+    private var replacedHandlers: [(Int32, __sighandler_t?)] = []
 
+    /// Thrown by `commit()` when a signal deferred during the write asked to stop and the process's own
+    /// handler (not the default action) took it, or `stopRequested` says a stop was asked: the output was
+    /// discarded, the destination kept.
+    public struct Stopped: Error, Equatable {
+        public var signal: Int32
+        public init(signal: Int32) { self.signal = signal }
+    }
+
+    /// - Parameter deferringSignals: for a short write (a still, a plot): SIGINT, SIGTERM and SIGHUP are held
+    ///   off until `commit()` or `discard()`, which then discard the output and raise the signal again, so a
+    ///   stop during the write leaves neither half a file nor the partial one (analyze --plot left its
+    ///   `.partial` file when stopped while drawing). A long write (a video) handles signals itself.
     /// - Throws: `OutputFileError` as `OutputFile.checkCreatable(destination)`, or as
     ///   `OutputFile.error(for:errno:)` when the temporary file cannot be created (73; 74 on a full disk).
-    public init(destination: String) throws {
+    public init(destination: String, deferringSignals: Bool = false) throws {
         try OutputFile.checkCreatable(destination)
         self.destination = destination
         target = OutputFile.resolved(destination)
@@ -122,41 +136,92 @@ public final class PendingOutput {
         let ext = dot.map { String(name[$0...]) } ?? ""
         let unique = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         temporary = (directory == "/" ? "/" : directory + "/") + ".\(stem).partial-\(getpid())-\(unique)\(ext)"
+        if deferringSignals {  // before the file exists: a signal from here on is held off
+            pendingOutputSignal = 0
+            for number in [SIGINT, SIGTERM, SIGHUP] {
+                replacedHandlers.append((number, signal(number) { pendingOutputSignal = $0 }))
+            }
+        }
         var st = stat()
         let existing = stat(target, &st) == 0 ? st.st_mode & 0o7777 : nil
         let fd = open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, existing ?? 0o666)
         guard fd >= 0 else {
+            let code = errno
             pending = false
-            throw OutputFile.error(for: destination, errno: errno)
+            _ = releaseSignals()
+            throw OutputFile.error(for: destination, errno: code)
         }
         if let existing { _ = fchmod(fd, existing) }  // the umask applied to open's mode; keep the old bits
         close(fd)
     }
 
-    deinit { discard() }
+    /// The signal a command's own handler has taken as a request to stop (`winkctl overlay` sets this),
+    /// or nil, given the destination about to be replaced: `commit()` then discards instead. Set once,
+    /// before any output.
+    nonisolated(unsafe) public static var stopRequested: ((String) -> Int32?)?
+
+    deinit {
+        discard()
+        _ = releaseSignals()
+    }
 
     /// Renames the finished temporary file over the destination.
     /// - Throws: `OutputFileError` (`OutputFile.error(for:errno:)`) when the rename fails; the temporary file
-    ///   is then removed and the destination left as it was.
+    ///   is then removed and the destination left as it was. `Stopped` when a deferred signal came and the
+    ///   process handles it itself (under the default action the process ends by it, the output discarded).
     public func commit() throws {
         guard pending else { return }
+        if pendingOutputSignal != 0 && !replacedHandlers.isEmpty {
+            removeTemporary()
+            if let stopped = releaseSignals() { throw Stopped(signal: stopped) }
+            return
+        }
+        if let stopped = Self.stopRequested?(destination) {
+            removeTemporary()
+            _ = releaseSignals()
+            throw Stopped(signal: stopped)
+        }
         pending = false
         guard rename(temporary, target) == 0 else {
             let code = errno
             unlink(temporary)
+            _ = releaseSignals()
             throw OutputFile.error(for: destination, errno: code)
         }
+        _ = releaseSignals()
     }
 
     /// Removes the temporary file (an unfinished or failed output); the destination stays as it was.
     /// Idempotent; nothing after `commit()`.
     public func discard() {
         guard pending else { return }
+        removeTemporary()
+        _ = releaseSignals()
+    }
+
+    /// Ends the output without a rename: the temporary file is removed.
+    private func removeTemporary() {
         pending = false
         var st = stat()
         if lstat(temporary, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { unlink(temporary) }
     }
+
+    /// Puts back the handlers `deferringSignals` replaced and raises a signal that came meanwhile (the
+    /// default action ends the process here); returns that signal when a handler took it, else nil.
+    private func releaseSignals() -> Int32? {
+        guard !replacedHandlers.isEmpty else { return nil }
+        for (number, handler) in replacedHandlers { signal(number, handler) }
+        replacedHandlers = []
+        let caught = pendingOutputSignal
+        pendingOutputSignal = 0
+        guard caught != 0 else { return nil }
+        raise(caught)
+        return caught
+    }
 }
+
+/// The signal that came while a `PendingOutput` deferred signals, 0 if none (set by its handler).
+private var pendingOutputSignal: sig_atomic_t = 0
 
 /// The limit on the JSON files winkd and winkctl read whole (configuration, calibration profile, input map,
 /// labels): 16 MiB, far above any real one (a labels file for an hour at 30 fps is under 1 MiB), so that a

@@ -53,6 +53,12 @@ public enum WinkctlMain {
     public static func run() -> Never {
         signal(SIGPIPE, SIG_IGN)
         limitStillImageSize()
+        // Ctrl-C, SIGTERM and SIGHUP stop any command, even when the parent blocked them (a blocked mask is
+        // inherited: a test runner's thread), so that a stop mid-write is handled (`PendingOutput`).
+        var stops = sigset_t()
+        sigemptyset(&stops)
+        for number in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&stops, number) }
+        pthread_sigmask(SIG_UNBLOCK, &stops, nil)
         var argv = Array(CommandLine.arguments.dropFirst())
         runMain("winkctl") {
             guard let name = argv.first else { throw UsageError("which command? (winkctl --help lists them)") }

@@ -132,7 +132,8 @@ struct NewcomerFindingsTests {
 
     /// No size limit applied to recordings: a 425 KB PNG of 20000x20000 took 1.7 GB and 11 s to analyse, a
     /// 124 KB video of 16000x16000 frames 1.9 GB. Frames over 16384 a side or 8192x8192 in all are refused
-    /// from the header (65, saying the limit); OPENCV_IO_MAX_IMAGE_PIXELS, when set, still rules stills.
+    /// from the header (65, saying the limit). OPENCV_IO_MAX_IMAGE_PIXELS in the environment is replaced:
+    /// OpenCV aborted the process on "abc".
     @Test func recordingsOverTheSizeLimitAreRefusedFromTheirHeader() throws {
         let dir = try Binaries.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -141,6 +142,15 @@ struct NewcomerFindingsTests {
         let limit = "over the limit of 16384 pixels a side and 67108864 pixels in all (8192x8192)"
         let r = try Binaries.run("winkctl", ["analyze", still, "--quiet"])
         #expect(r.status == 65 && r.stderrLines == ["winkctl: \(still): \(limit)"], "\(r.stderr)")
+        for value in ["abc", "-1", "100", "1000000000000"] {
+            let e = try Binaries.run(
+                "winkctl", ["analyze", still, "--quiet"], environment: ["OPENCV_IO_MAX_IMAGE_PIXELS": value])
+            #expect(e.status == 65 && e.stderrLines == ["winkctl: \(still): \(limit)"], "\(value): \(e.stderr)")
+        }
+        let photo = try Binaries.run(
+            "winkctl", ["analyze", Binaries.fixture("images/expressions/single_face.jpg"), "--quiet"],
+            environment: ["OPENCV_IO_MAX_IMAGE_PIXELS": "100"])
+        #expect(photo.status == 0 && photo.stdout.contains("\"smile\""), "\(photo.stderr)")
         // A YUV4MPEG2 stream's header declares its size: 16000x16000, one (empty) frame.
         let video = dir.appendingPathComponent("huge.y4m").path
         try Data("YUV4MPEG2 W16000 H16000 F2:1 Ip A1:1 C420jpeg\nFRAME\n".utf8).write(to: URL(fileURLWithPath: video))

@@ -169,4 +169,54 @@ struct StreamFailureTests {
         #expect(said.hasSuffix("winkctl: \(socket): winkd closed the connection without a bye\n"), "\(said)")
         try? FileManager.default.removeItem(atPath: socket)
     }
+
+    /// Whether strace can run a program here (ptrace allowed), to deliver a signal at a chosen system call.
+    static let straceWorks: Bool = {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+        p.arguments = ["-qq", "-o", "/dev/null", "/bin/true"]
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return false }
+        p.waitUntilExit()
+        return p.terminationStatus == 0
+    }()
+
+    /// A newcomer's finding: a signal while `analyze --plot` wrote its plot left the `.partial` file, and one
+    /// while `overlay` wrote a still was swallowed (exit 0, the old file replaced). The signal now comes
+    /// exactly as the output is being written (strace delivers it at the `fchmod` that gives the partial
+    /// file the old file's mode): the old file stays, no partial file is left, and the exit says the signal.
+    @Test(.enabled(if: straceWorks, "strace cannot trace here (install strace; ptrace must be allowed)"))
+    func aSignalDuringAShortWriteKeepsTheOldFile() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let layout = dir.appendingPathComponent("layout.json")
+        try Data(
+            #"{"layers": [{"feature": "eyes", "image": "\#(Binaries.fixture("overlays/sunglasses_rgba8.png"))"}]}"#.utf8
+        ).write(to: layout)
+        let plot = dir.appendingPathComponent("plot.png").path
+        let still = dir.appendingPathComponent("still.png").path
+        let cases: [(signal: String, status: Int32, arguments: [String], output: String, said: String?)] = [
+            // analyze is ended by the signal itself (Process reports its number); overlay exits 128 + it.
+            ("SIGTERM", SIGTERM, ["analyze", Binaries.fixture("video/single_face.mp4"), "--plot", plot, "--quiet"],
+             plot, nil),
+            ("SIGINT", 130, ["overlay", Binaries.fixture("images/expressions/single_face.jpg"), "--layout",
+                             layout.path, "-o", still, "--quiet"],
+             still, "overlay: stopped by SIGINT; \(still) was left as it was"),
+        ]
+        for c in cases {
+            try Data("old".utf8).write(to: URL(fileURLWithPath: c.output))
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+            p.arguments = [
+                "-f", "-qq", "-o", "/dev/null", "-e", "trace=fchmod", "-e", "inject=fchmod:signal=\(c.signal)",
+                Binaries.directory.appendingPathComponent("winkctl").path,
+            ] + c.arguments
+            let r = try Binaries.capture(p)
+            #expect(r.status == c.status, "\(c.arguments[0]): \(r.stderr)")  // strace ends as its tracee did
+            #expect(try Data(contentsOf: URL(fileURLWithPath: c.output)) == Data("old".utf8), "\(c.arguments[0])")
+            let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".partial-") }
+            #expect(left.isEmpty, "\(c.arguments[0]): \(left)")
+            if let said = c.said { #expect(r.stderrLines.contains(said), "\(r.stderr)") }
+        }
+    }
 }

@@ -151,4 +151,19 @@ import WinkCore
         let device = OutputFileError(.cannotCreate, subject: "/dev/null", reason: "is a device, not a regular file")
         #expect(throws: device) { _ = try PendingOutput(destination: "/dev/null") }
     }
+
+    /// A stop a command's handler has taken (overlay's flag) discards the output at `commit()` too.
+    @Test func aStopRequestedByTheCommandDiscardsTheOutput() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("still.png").path
+        try #require(FileManager.default.createFile(atPath: out, contents: Data("old".utf8)))
+        PendingOutput.stopRequested = { $0 == out ? SIGTERM : nil }  // only this test's output
+        defer { PendingOutput.stopRequested = nil }
+        let pending = try PendingOutput(destination: out)
+        try Data("new".utf8).write(to: URL(fileURLWithPath: pending.temporary))
+        #expect(throws: PendingOutput.Stopped(signal: SIGTERM)) { try pending.commit() }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data("old".utf8))
+        #expect(try partials(in: dir).isEmpty)
+    }
 }

@@ -100,6 +100,7 @@ enum OverlayCommand {
             sigaddset(&stopSignals, signalNumber)
         }
         pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
+        PendingOutput.stopRequested = { _ in overlayStopSignal != 0 ? overlayStopSignal : nil }
         let summary: OverlayRunSummary
         do {
             summary = try OverlayRun.run(
@@ -120,12 +121,14 @@ enum OverlayCommand {
                 progress.frame(face: !faces.isEmpty, events: 0)
                 return faces
             }
-        } catch let stopped as Stopped {
+        } catch let error where error is Stopped || error is PendingOutput.Stopped {
+            // Stopped between frames, or while a still was written (its write held the signal off).
+            let signal = (error as? Stopped)?.signal ?? (error as? PendingOutput.Stopped)?.signal ?? SIGINT
             progress.clear()
             video = nil  // the writer's temporary file is removed as it goes
-            let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][stopped.signal] ?? "a signal"
+            let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][signal] ?? "a signal"
             printError("overlay: stopped by \(name); \(output) was left as it was")
-            exit(128 + stopped.signal)
+            exit(128 + signal)
         }
         progress.clear()
         progress.warnIfDamaged(source)
