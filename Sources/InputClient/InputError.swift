@@ -31,3 +31,13 @@ public enum InputErrorCode: ExitCodeKind {
         return "\(subject): \(reason)"
     }
 }
+
+/// An input map's problems are one line each.
+extension SubjectError: MultiLineError where Code == InputErrorCode {
+    public var lines: [String] {
+        if case .invalidMap(let problems) = code, !problems.isEmpty {
+            return problems.map { "\(visibleControlCharacters(subject)): \(visibleControlCharacters($0))" }
+        }
+        return [description]
+    }
+}

@@ -76,6 +76,14 @@ public struct SubjectError<Code: ExitCodeKind>: ExitCodeError, Equatable {
     public var exitCode: ExitCode { code.exitCode }
 }
 
+/// An error of several problems, one line each (a configuration file's, an input map's): printed as those
+/// lines, each with the program's name; any other error is printed on one line, its control characters
+/// (a newline in a file name) escaped.
+public protocol MultiLineError: ExitCodeError {
+    /// One line per problem, without the program's name.
+    var lines: [String] { get }
+}
+
 /// An error's one-line text for logs and status lines: an `ExitCodeError`'s own `description` (which
 /// names the thing and what is wrong), else Swift's description of the error.
 public func describeError(_ error: Error) -> String {

@@ -118,7 +118,9 @@ public struct Arguments {
 /// Writes one line to stderr.
 public func printError(_ line: String) {
     // write(2), not FileHandle.write, which traps when stderr cannot be written (a full disk, a closed pipe).
-    writeAll(visibleControlCharacters(line, keepingNewlines: true) + "\n", to: STDERR_FILENO)
+    // One line whatever it holds: a file name or argument with a newline or an escape sequence cannot split
+    // it or reach the terminal (errors of several problems are printed a line each: `MultiLineError`).
+    writeAll(visibleControlCharacters(line) + "\n", to: STDERR_FILENO)
 }
 
 /// Runs `body` and turns any error into its exit code and one stderr line prefixed with the program name.
@@ -144,6 +146,9 @@ public func runMain(_ program: String, _ body: () throws -> ExitCode) -> Never {
             }
         }
         exit(code.rawValue)
+    } catch let error as MultiLineError {
+        for line in error.lines { printError("\(program): \(line)") }
+        exit(error.exitCode.rawValue)
     } catch let error as ExitCodeError {
         printError("\(program): \(error.description)")
         exit(error.exitCode.rawValue)

@@ -75,14 +75,15 @@ public struct Configuration: Sendable {
     ]
 
     /// A configuration problem: one line per error, each naming the key and what was expected. Exit 78.
-    public struct Invalid: ExitCodeError {
+    public struct Invalid: MultiLineError {
         public var path: String
         public var problems: [String]
         /// One line per problem: control characters from the file (an escaped newline in a key or a
         /// formula) are shown escaped, never raw.
-        public var description: String {
-            problems.map { "\(path): \(visibleControlCharacters($0))" }.joined(separator: "\n")
+        public var lines: [String] {
+            problems.map { "\(visibleControlCharacters(path)): \(visibleControlCharacters($0))" }
         }
+        public var description: String { lines.joined(separator: "\n") }
         public var exitCode: ExitCode { .configuration }
     }
 

@@ -78,7 +78,7 @@ public struct ClipLabels: Sendable {
         // and scored wrongly ("mirrored": "true" ignored, "frames": 0 turning every label into a miss).
         func whole(_ key: String, _ value: Any?, atLeast least: Int) throws -> Int? {
             guard let value else { return nil }
-            guard let n = value as? Int, n >= least else {
+            guard let n = Self.jsonInt(value), n >= least else {
                 throw fail(key, least == 0 ? "a whole number, 0 or more" : "a whole number, \(least) or more")
             }
             return n
@@ -95,14 +95,14 @@ public struct ClipLabels: Sendable {
         }
         var face: [ClosedRange<Int>] = []
         for (i, item) in try list("face", root["face"], fail).enumerated() {
-            guard let pair = item as? [Int], pair.count == 2 else { throw fail("face[\(i)]", "a [start, end] pair") }
-            face.append(try range("face[\(i)]", pair[0], pair[1]))
+            guard let pair = Self.jsonPair(item) else { throw fail("face[\(i)]", "a [start, end] pair") }
+            face.append(try range("face[\(i)]", pair.0, pair.1))
         }
         var events: [LabelledEvent] = []
         for (i, item) in try list("events", root["events"], fail).enumerated() {
             let key = "events[\(i)]"
             guard let e = item as? [String: Any], let name = e["event"] as? String, !name.isEmpty,
-                let s = e["start"] as? Int, let t = e["end"] as? Int
+                let s = Self.jsonInt(e["start"]), let t = Self.jsonInt(e["end"])
             else { throw fail(key, "an object with event, start, end") }
             let r = try range(key, s, t)
             let own = try whole("\(key).tolerance_frames", e["tolerance_frames"], atLeast: 0)
@@ -111,10 +111,10 @@ public struct ClipLabels: Sendable {
         var dontCare: [DontCare] = []
         for (i, item) in try list("dontcare", root["dontcare"], fail).enumerated() {
             let key = "dontcare[\(i)]"
-            if let pair = item as? [Int], pair.count == 2 {
-                let r = try range(key, pair[0], pair[1])
+            if let pair = Self.jsonPair(item) {
+                let r = try range(key, pair.0, pair.1)
                 dontCare.append(DontCare(event: nil, start: r.lowerBound, end: r.upperBound))
-            } else if let e = item as? [String: Any], let s = e["start"] as? Int, let t = e["end"] as? Int,
+            } else if let e = item as? [String: Any], let s = Self.jsonInt(e["start"]), let t = Self.jsonInt(e["end"]),
                 e["event"] == nil || e["event"] is String
             {
                 let r = try range(key, s, t)
@@ -135,19 +135,40 @@ public struct ClipLabels: Sendable {
         // face", as face_noface.labels.json says), and 30 is used.
         var fps = 30.0
         if let value = root["nominal_fps"], !(value is String) {
-            guard let n = (value as? Double) ?? (value as? Int).map(Double.init), n > 0, n <= 1000 else {
+            guard !Self.isJSONBool(value), let n = (value as? Double) ?? (value as? Int).map(Double.init), n > 0,
+                n <= 1000
+            else {
                 throw fail("nominal_fps", "frames per second above 0 and at most 1000, or a description")
             }
             fps = n
         }
         var mirrored = false
         if let value = root["mirrored"] {
-            guard let flag = value as? Bool else { throw fail("mirrored", "true or false") }
+            guard Self.isJSONBool(value), let flag = value as? Bool else { throw fail("mirrored", "true or false") }
             mirrored = flag
         }
         return ClipLabels(
             video: resolved, frames: frames, nominalFPS: fps, toleranceFrames: tol,
             mirrored: mirrored, face: face, events: events, absent: absent, dontCare: dontCare)
+    }
+
+    /// Whether `value` is a JSON `true` or `false`. JSONSerialization gives booleans as NSNumbers that `as? Int`
+    /// takes as 1 and 0, and numbers as NSNumbers that `as? Bool` takes ("mirrored": 1 was taken as true).
+    static func isJSONBool(_ value: Any) -> Bool {
+        (value as? NSNumber).map { String(cString: $0.objCType) == "c" } ?? false
+    }
+
+    /// `value` as a whole JSON number, not a boolean (`"start": true` was frame 1).
+    static func jsonInt(_ value: Any?) -> Int? {
+        guard let value, !isJSONBool(value) else { return nil }
+        return value as? Int
+    }
+
+    /// `value` as a `[start, end]` pair of whole numbers.
+    static func jsonPair(_ value: Any) -> (Int, Int)? {
+        guard let items = value as? [Any], items.count == 2, let a = jsonInt(items[0]), let b = jsonInt(items[1])
+        else { return nil }
+        return (a, b)
     }
 
     /// `value` as a JSON list (empty when absent).

@@ -144,6 +144,40 @@ struct StreamFailureTests {
         #expect(stop(daemon) == 0)
     }
 
+    /// A file name or argument with a newline split winkctl's error and warning lines in two (a second line
+    /// `<0>...` reads as an emergency under journald) and sent escape sequences to the terminal. Every line
+    /// is now one line, its control characters escaped; a configuration's problems stay a line each.
+    @Test func anErrorLineIsOneLineWhateverItNames() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let name = dir.appendingPathComponent("clip\n<0>forged\u{1b}[2J.mp4").path
+        let r = try Binaries.run("winkctl", ["analyze", name])
+        #expect(r.status == 66)
+        #expect(r.stderrLines.count == 1 && r.stderr.contains(#"clip\n<0>forged\u{1b}[2J.mp4"#), "\(r.stderr)")
+        let usage = try Binaries.run("winkctl", ["analyze", name, "--rotate", "1\n<0>x"])
+        #expect(usage.status == 64 && usage.stderrLines.count == 1, "\(usage.stderr)")
+        let config = dir.appendingPathComponent("c.json")
+        try Data(#"{"bogus": 1, "camera": {"fps": -1}}"#.utf8).write(to: config)
+        let two = try Binaries.run("winkctl", ["config", "--config", config.path])
+        let prefixed = two.stderrLines.allSatisfy { $0.hasPrefix("winkctl: ") }
+        #expect(two.status == 78 && two.stderrLines.count == 2 && prefixed, "\(two.stderr)")
+    }
+
+    /// A FIFO given as the model (`--model`, `WINK_MODEL`, `--eye-model`) hung winkctl and winkd for ever
+    /// without a word: dlib's read blocks on a FIFO without a writer. It is refused (78) naming it.
+    @Test func aFIFOInsteadOfAModelIsRefused() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fifo = dir.appendingPathComponent("model.dat").path
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let video = Binaries.fixture("video/single_face.mp4")
+        for arguments in [["analyze", video, "--model", fifo], ["analyze", video, "--eye-model", fifo]] {
+            let r = try Binaries.run("winkctl", arguments)
+            #expect(r.status == 78 && r.stderrLines == ["winkctl: \(fifo): not a regular file (a FIFO)"],
+                    "\(arguments[2]): \(r.stderr)")
+        }
+    }
+
     /// `winkctl input --once` exited 0 without a word when winkd went away without a bye (killed), where
     /// `winkctl events` says so with 69. It now says so too.
     @Test func inputOnceSaysWhenWinkdVanishes() throws {

@@ -100,6 +100,14 @@ struct LabelsTests {
             (#"{\#(base), "frames": 50, "events": [{"event": "blink", "start": 5, "end": 6}], "absent": ["blink"]}"#,
              "absent: expected names not also labelled in events ('blink' is both)"),
             (#"{\#(base), "frames": 50, "events": {"event": "blink"}}"#, "events: expected a list"),
+            // JSON booleans and numbers are not each other ("mirrored": 1 was taken as true, "start": true as 1).
+            (#"{\#(base), "frames": 50, "mirrored": 1}"#, "mirrored: expected true or false"),
+            (#"{\#(base), "frames": true}"#, "frames: expected a whole number, 1 or more"),
+            (#"{\#(base), "frames": 50, "events": [{"event": "blink", "start": true, "end": 3}]}"#,
+             "events[0]: expected an object with event, start, end"),
+            (#"{"video": "/x.mp4", "frames": 50, "face": [[false, true]]}"#, "face[0]: expected a [start, end] pair"),
+            (#"{\#(base), "frames": 50, "nominal_fps": true}"#,
+             "nominal_fps: expected frames per second above 0 and at most 1000, or a description"),
         ]
         for (json, reason) in cases {
             #expect {

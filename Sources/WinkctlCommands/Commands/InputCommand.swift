@@ -37,7 +37,7 @@ enum InputCommand {
             map = try InputMap.load(path: mapPath)
         } catch let error as InputError {
             // One stderr line per problem, each with the program prefix.
-            for line in error.description.split(separator: "\n") { printError("winkctl: \(line)") }
+            for line in error.lines { printError("winkctl: \(line)") }
             return error.exitCode
         }
 
