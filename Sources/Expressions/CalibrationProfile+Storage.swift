@@ -69,19 +69,41 @@ extension CalibrationProfile {
         return data
     }
 
-    /// Writes the profile to `path` atomically (a temporary file renamed over it).
+    /// Writes the profile to `path` as every output is written (`PendingOutput`: a temporary file beside it,
+    /// renamed over it when complete, keeping the old file's permission bits; through a symbolic link, its
+    /// target is replaced). Foundation's atomic write reset a 0600 profile to 0644 and called a full disk
+    /// "I/O error while writing".
     /// - Throws: `OutputFileError` naming the file: `.cannotCreate` (73: "no such directory DIR", no
     ///   permission), `.writeFailed` (74: "no space left on the device").
     public func save(to path: String) throws {
-        try OutputFile.checkCreatable(path)
-        do {
-            // Through a symbolic link (a dotfile manager's profile.json): the atomic rename replaces its target.
-            try encoded().write(to: URL(fileURLWithPath: OutputFile.resolved(path)), options: .atomic)
-        } catch {
-            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-            let code = underlying?.domain == NSPOSIXErrorDomain ? Int32(underlying!.code) : EIO
+        let pending = try PendingOutput(destination: path, deferringSignals: true)
+        let data = try encoded()
+        let fd = open(pending.temporary, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            pending.discard()
             throw OutputFile.error(for: path, errno: code)
         }
+        let failure = data.withUnsafeBytes { raw -> Int32? in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return n < 0 ? errno : EIO }
+                offset += n
+            }
+            return fsync(fd) == 0 ? nil : errno
+        }
+        if close(fd) != 0, failure == nil {
+            let code = errno
+            pending.discard()
+            throw OutputFile.error(for: path, errno: code)
+        }
+        if let failure {
+            pending.discard()
+            throw OutputFile.error(for: path, errno: failure)
+        }
+        try pending.commit()
     }
 
     /// "key.path: what is wrong" for a decoding error; Foundation's message for a JSON syntax error.

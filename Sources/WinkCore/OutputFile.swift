@@ -131,11 +131,15 @@ public final class PendingOutput {
         target = OutputFile.resolved(destination)
         let directory = OutputFile.directory(of: target)
         let name = target.split(separator: "/").last.map(String.init) ?? target
-        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
-        let stem = dot.map { String(name[..<$0]) } ?? name
+        // The extension as the writers read it (`.png` alone is a PNG named ".png").
+        let dot = name.lastIndex(of: ".")
+        var stem = dot.map { String(name[..<$0]) } ?? name
         let ext = dot.map { String(name[$0...]) } ?? ""
         let unique = String(UInt32.random(in: 0...UInt32.max), radix: 16)
-        temporary = (directory == "/" ? "/" : directory + "/") + ".\(stem).partial-\(getpid())-\(unique)\(ext)"
+        let suffix = ".partial-\(getpid())-\(unique)\(ext)"
+        // Within NAME_MAX (255 bytes) however long the name (a legal 240-byte name failed with ENAMETOOLONG).
+        while 1 + stem.utf8.count + suffix.utf8.count > 255 && !stem.isEmpty { stem.removeLast() }
+        temporary = (directory == "/" ? "/" : directory + "/") + ".\(stem)\(suffix)"
         if deferringSignals {  // before the file exists: a signal from here on is held off
             pendingOutputSignal = 0
             for number in [SIGINT, SIGTERM, SIGHUP] {

@@ -266,6 +266,19 @@ struct CalibrationProfileTests {
         }
     }
 
+    /// A newcomer's finding: saving over a 0600 profile made it 0644 (Foundation's atomic write); it is
+    /// written as every output is now, keeping the old file's permission bits.
+    @Test func aSavedProfileKeepsTheOldFilesMode() throws {
+        let path = temporaryPath("private.json")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try #require(FileManager.default.createFile(atPath: path, contents: Data("{}".utf8)))
+        #expect(chmod(path, 0o600) == 0)
+        try CalibrationProfile(neutral: neutral).save(to: path)
+        var st = stat()
+        #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        #expect(try CalibrationProfile.load(path: path) == CalibrationProfile(neutral: neutral))
+    }
+
     /// A profile saved through a symbolic link replaces the link's target and keeps the link.
     @Test func aProfileSavedThroughALinkKeepsTheLink() throws {
         let target = temporaryPath("target.json"), link = temporaryPath("link.json")

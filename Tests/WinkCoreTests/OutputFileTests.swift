@@ -144,6 +144,24 @@ import WinkCore
         #expect(!FileManager.default.fileExists(atPath: bare.temporary))
     }
 
+    /// A newcomer's finding: a legal name of 234-255 bytes failed (the partial name added 22 bytes past
+    /// NAME_MAX), and `-o .png` lost its extension in the partial name ("unsupported image extension").
+    @Test func aPendingOutputWorksForAnyLegalName() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for name in [String(repeating: "a", count: 251) + ".png", ".png", "noextension"] {
+            let out = dir.appendingPathComponent(name).path
+            let pending = try PendingOutput(destination: out)
+            let last = pending.temporary.split(separator: "/").last.map(String.init) ?? ""
+            #expect(last.utf8.count <= 255 && last.hasPrefix(".") && last.contains(".partial-"), "\(last)")
+            #expect(name.hasSuffix(".png") == last.hasSuffix(".png"), "\(last)")
+            try Data("new".utf8).write(to: URL(fileURLWithPath: pending.temporary))
+            try pending.commit()
+            #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data("new".utf8))
+        }
+        #expect(try partials(in: dir).isEmpty)
+    }
+
     @Test func aPendingOutputThatCannotBeCreatedIs73() throws {
         let missing = OutputFileError(
             .cannotCreate, subject: "/nonexistent/x.png", reason: "no such directory /nonexistent")
