@@ -70,6 +70,18 @@ public struct Arguments {
         return value
     }
 
+    /// The value of an option spelt two ways (`-o` and `--output`), given once in either spelling.
+    /// - Throws: as `option(_:)`, and `UsageError` when both spellings are given ("-o x.png --output y.png"
+    ///   said only that '--output' did not go with the other options).
+    public mutating func option(_ name: String, or alias: String) throws -> String? {
+        let first = try option(name)
+        let second = try option(alias)
+        if let first, let second {
+            throw UsageError("\(name) given twice ('\(first)' and '\(second)'); give it once")
+        }
+        return first ?? second
+    }
+
     /// The value of `--name` as a number, written in decimal (`12`, `-0.5`, `1e-3`; not `0x10`, `inf` or
     /// `nan`, which Swift's own parsing would take).
     /// - Throws: `UsageError` when it is not such a number within `range` ("a whole number" when `T` is an

@@ -121,6 +121,11 @@ import WinkCore
         // The last of two used to win without a word: `-o x.png -o y.png` wrote only y.png.
         var twice = Arguments(["-o", "x.png", "--rotate", "5", "-o=y.png"])
         #expect(throws: UsageError("-o given twice ('x.png' and 'y.png'); give it once")) { try twice.option("-o") }
+        // Its two spellings count as one option.
+        var spelt = Arguments(["-o", "x.png", "--output=y.png"])
+        #expect(throws: UsageError("--output given twice ('y.png' and 'x.png'); give it once")) {
+            try spelt.option("--output", or: "-o")
+        }
         var repeats = Arguments(["--repeat", "0x3"])
         #expect(throws: UsageError("--repeat expects a whole number in 1...1000, got '0x3'")) {
             try repeats.number("--repeat", in: 1...1000)

@@ -39,7 +39,7 @@ enum CalibrateCommand {
     static func run(_ args: inout Arguments) throws -> ExitCode {
         var options = try CommonOptions(&args)
         let sourcePath = try args.option("--source")
-        let output = try args.option("-o") ?? args.option("--output")
+        let output = try args.option("--output", or: "-o")
         let stepsText = try args.option("--steps")
         let secondsPerStep: Double = try args.number("--seconds-per-step", in: 1.0...60.0) ?? 3
         let segmentsText = try args.option("--segments")

@@ -50,7 +50,7 @@ enum OverlayCommand {
             return .ok
         }
         let layoutPath = try args.option("--layout")
-        let output = try args.option("-o") ?? args.option("--output")
+        let output = try args.option("--output", or: "-o")
         let model = try args.option("--model")
         let mirrored = args.flag("--mirrored")
         let quiet = args.flag("--quiet")
