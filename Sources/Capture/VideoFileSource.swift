@@ -202,12 +202,20 @@ public func openMediaFile(path: String, clock: any MonotonicClock = SystemClock(
     let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "bmp", "webp", "tif", "tiff", "pgm", "ppm", "pnm"]
     let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
     if imageExtensions.contains(ext) {
-        return try StillImageSource(path: path, clock: clock)
+        do {
+            return try StillImageSource(path: path, clock: clock)
+        } catch let error as CaptureError where error.code == .notMedia {
+            // Not an image OpenCV decodes after all (a video or a GIF named .jpg): FFmpeg may read it; if
+            // not, OpenCV's reason stands.
+            guard let video = try? VideoFileSource(path: path, clock: clock) else { throw error }
+            return video
+        }
     }
     // Anything else goes to FFmpeg, which also recognises an image without a telling extension (its *_pipe
-    // demuxers probe the content); its reason for refusing a file is kept.
+    // demuxers probe the content); its reason for refusing a file is kept. An image is then decoded as a
+    // still by OpenCV, unless OpenCV cannot (a TGA, a PCX: FFmpeg's reading stands).
     let video = try VideoFileSource(path: path, clock: clock)
-    guard video.isImage else { return video }
+    guard video.isImage, let still = try? StillImageSource(path: path, clock: clock) else { return video }
     video.close()
-    return try StillImageSource(path: path, clock: clock)
+    return still
 }

@@ -174,6 +174,19 @@ struct NewcomerFindingsTests {
             let r = try Binaries.run("winkctl", ["analyze", copy, "--quiet"])
             #expect(r.status == 0 && r.stdout.contains("\"event\":\"smile\""), "\(name): \(r.stdout)")
         }
+        // The other way round: a video named .jpg, and a TGA (FFmpeg reads it, OpenCV does not) are read by
+        // FFmpeg (both were refused as "not an image OpenCV can decode").
+        let video = dir.appendingPathComponent("clip.jpg").path
+        try FileManager.default.copyItem(atPath: Binaries.fixture("video/single_face.mp4"), toPath: video)
+        let v = try Binaries.run("winkctl", ["analyze", video, "--quiet"])
+        #expect(v.status == 0 && v.stdout.contains("\"event\":\"blink\""), "\(v.stderr)")
+        let tga = dir.appendingPathComponent("grey.tga")
+        // An uncompressed 24-bit TGA of 4x4 grey pixels: an 18-byte header, then the pixels.
+        var bytes: [UInt8] = [0, 0, 2] + [UInt8](repeating: 0, count: 9) + [4, 0, 4, 0, 24, 0]
+        bytes += [UInt8](repeating: 128, count: 4 * 4 * 3)
+        try Data(bytes).write(to: tga)
+        let t = try Binaries.run("winkctl", ["analyze", tga.path])
+        #expect(t.status == 0 && t.stderr.contains("1 frame"), "\(t.stderr)")
     }
 
     /// A misspelt name in `absent` switched that check off without a word, and a labels file saying 500
