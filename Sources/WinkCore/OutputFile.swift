@@ -27,7 +27,8 @@ public enum OutputFile {
     /// and searched by this process, and nothing but a regular file is in the way. An existing regular file
     /// is fine (it is replaced; through a symbolic link, the link's target is). Nothing is created.
     /// - Throws: `OutputFileError.cannotCreate` (73) saying which: "no such directory DIR", "DIR is not a
-    ///   directory", "no permission to create files in DIR", "is a directory", "is a device, not a regular
+    ///   directory", "no permission to create files in DIR", "DIR is on a read-only file system", "is a
+    ///   directory", "is a device, not a regular
     ///   file", "is a FIFO, not a regular file".
     public static func checkCreatable(_ path: String) throws {
         var st = stat()
@@ -49,7 +50,10 @@ public enum OutputFile {
             throw OutputFileError(.cannotCreate, subject: path, reason: "\(directory) is not a directory")
         }
         guard access(directory, W_OK | X_OK) == 0 else {
-            throw OutputFileError(.cannotCreate, subject: path, reason: "no permission to create files in \(directory)")
+            // A read-only mount is not a matter of permission (it was called one).
+            let reason = errno == EROFS ? "\(directory) is on a read-only file system"
+                : "no permission to create files in \(directory)"
+            throw OutputFileError(.cannotCreate, subject: path, reason: reason)
         }
     }
 

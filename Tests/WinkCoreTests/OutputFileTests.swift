@@ -162,6 +162,31 @@ import WinkCore
         #expect(try partials(in: dir).isEmpty)
     }
 
+    /// A newcomer's finding: an output on a read-only mount was said to lack permission. Needs root to
+    /// mount one.
+    @Test(.enabled(if: geteuid() == 0, "mounting a read-only tmpfs needs root: skipped"))
+    func aReadOnlyFileSystemIsSaidToBeOne() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let mount = Process()
+        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mount.arguments = ["-t", "tmpfs", "-o", "ro,size=16k", "tmpfs", dir.path]
+        mount.standardError = FileHandle.nullDevice
+        try mount.run()
+        mount.waitUntilExit()
+        try #require(mount.terminationStatus == 0, "mount -o ro tmpfs failed")
+        defer {
+            let umount = Process()
+            umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            umount.arguments = [dir.path]
+            try? umount.run()
+            umount.waitUntilExit()
+        }
+        let out = dir.appendingPathComponent("x.png").path
+        let readOnly = OutputFileError(.cannotCreate, subject: out, reason: "\(dir.path) is on a read-only file system")
+        #expect(throws: readOnly) { try OutputFile.checkCreatable(out) }
+    }
+
     @Test func aPendingOutputThatCannotBeCreatedIs73() throws {
         let missing = OutputFileError(
             .cannotCreate, subject: "/nonexistent/x.png", reason: "no such directory /nonexistent")
