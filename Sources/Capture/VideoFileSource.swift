@@ -181,14 +181,18 @@ public final class StillImageSource: FrameSource {
     public func close() {}
 }
 
-/// Sets OpenCV's documented limit on the images `imread` decodes (`OPENCV_IO_MAX_IMAGE_PIXELS`, read once when
-/// the WinkCodecs plugin loads OpenCV's codecs) to `WM_MAX_FRAME_PIXELS` (8192x8192): OpenCV's own default,
+/// Sets OpenCV's documented limits on the images `imread` decodes (`OPENCV_IO_MAX_IMAGE_PIXELS`, `_WIDTH` and
+/// `_HEIGHT`, read once when the WinkCodecs plugin loads OpenCV's codecs) to `WM_MAX_FRAME_PIXELS` (8192x8192)
+/// and `WM_MAX_FRAME_SIDE` (16384): OpenCV's own default,
 /// 2^30 pixels, let a 425 KB PNG of 20000x20000 take 1.7 GB. Such a still is then refused from its header
 /// (65), as a video is. Whatever the environment said is replaced: OpenCV aborts the process on a value it
 /// cannot parse ("abc" killed winkd when a client connected), and the limit is winkd's, said in its messages.
 /// Call at the start of `main`, before any thread: setenv(3) is not thread-safe.
 public func limitStillImageSize() {
     setenv("OPENCV_IO_MAX_IMAGE_PIXELS", String(WM_MAX_FRAME_PIXELS), 1)
+    // And a side, as for videos: a 20000x2 PNG passed the pixel count alone.
+    setenv("OPENCV_IO_MAX_IMAGE_WIDTH", String(WM_MAX_FRAME_SIDE), 1)
+    setenv("OPENCV_IO_MAX_IMAGE_HEIGHT", String(WM_MAX_FRAME_SIDE), 1)
 }
 
 /// Opens a file as a still image when its extension says so or FFmpeg recognises an image in it (decoded by

@@ -147,6 +147,11 @@ struct NewcomerFindingsTests {
                 "winkctl", ["analyze", still, "--quiet"], environment: ["OPENCV_IO_MAX_IMAGE_PIXELS": value])
             #expect(e.status == 65 && e.stderrLines == ["winkctl: \(still): \(limit)"], "\(value): \(e.stderr)")
         }
+        // A side over 16384 with few pixels in all (20000x2) passed the pixel count alone.
+        let wide = dir.appendingPathComponent("wide.png").path
+        try BlackPNG.data(width: 20000, height: 2).write(to: URL(fileURLWithPath: wide))
+        let w = try Binaries.run("winkctl", ["analyze", wide, "--quiet"])
+        #expect(w.status == 65 && w.stderrLines == ["winkctl: \(wide): \(limit)"], "\(w.stderr)")
         let photo = try Binaries.run(
             "winkctl", ["analyze", Binaries.fixture("images/expressions/single_face.jpg"), "--quiet"],
             environment: ["OPENCV_IO_MAX_IMAGE_PIXELS": "100"])
