@@ -48,7 +48,9 @@ struct wm_video {
     bool pending = false;          // `converted` holds the first frame, decoded by wm_video_open
     double pending_ms = 0;
     int64_t frames = 0;
-    int64_t damaged = 0;           // packets the decoder refused, and decoding errors, so far
+    int64_t damaged = 0;           // packets the decoder refused, decoding errors and concealed frames
+    wink_media::DecodeErrorCounter logged;  // the decoder's error messages (concealed damage)
+    int64_t logged_seen = 0;       // `logged` when a frame last came
     int64_t packets = 0;           // the video stream's packets read so far
     int read_error = 0;            // the demuxer's error if reading stopped before the end of the file
     int width = 0, height = 0;     // after rotation
@@ -102,6 +104,12 @@ struct wm_video {
     }
 
     wm_status convert(double *time_ms) {
+        // The decoder said it met errors since the last frame (and concealed them: the frame still came).
+        const int64_t logged_now = logged.count.load(std::memory_order_relaxed);
+        if (logged_now > logged_seen) {
+            damaged++;
+            logged_seen = logged_now;
+        }
         AVStream *st = format->streams[stream];
         int64_t pts = frame->best_effort_timestamp != AV_NOPTS_VALUE ? frame->best_effort_timestamp : frame->pkt_dts;
         double ms;
@@ -270,6 +278,7 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
         v->converted = av_frame_alloc();
         if (!v->codec || !v->packet || !v->frame || !v->converted) return WM_INTERNAL;
         if ((r = avcodec_parameters_to_context(v->codec, stream->codecpar)) < 0) return WM_INTERNAL;
+        v->codec->opaque = &v->logged;  // count_decoder_errors counts this decoder's errors there
         v->codec->thread_count = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
         if ((r = avcodec_open2(v->codec, decoder, nullptr)) < 0) {
             write_message(message, message_len, std::string("cannot open its ") + decoder->name + " decoder (" +

@@ -60,7 +60,8 @@ public final class VideoFileSource: FrameSource {
     /// Damaged packets skipped so far (see `damage`).
     public var corruptFramesDropped: Int { damagedPackets }
 
-    /// See `FrameSource.damage`. "3 damaged packets skipped (later frames are numbered as decoded)",
+    /// See `FrameSource.damage`. "3 damaged packets skipped or concealed (later frames are numbered as
+    /// decoded)": packets the decoder refused, and frames it decoded only in part (it said so in its log),
     /// "reading stopped early: Invalid data found when processing input", "it holds 30 of the 72 frames its
     /// container declares (truncated?)", joined by "; ". The shortfall counts the packets in the file,
     /// not the frames shown: an MP4 edit list legitimately hides a few of them (no_face.mp4 shows 95 of its
@@ -68,7 +69,7 @@ public final class VideoFileSource: FrameSource {
     public var damage: String? {
         var parts: [String] = []
         if damagedPackets > 0 {
-            parts.append("\(damagedPackets) damaged packet\(damagedPackets == 1 ? "" : "s") skipped "
+            parts.append("\(damagedPackets) damaged packet\(damagedPackets == 1 ? "" : "s") skipped or concealed "
                          + "(later frames are numbered as decoded)")
         }
         if let readError { parts.append("reading stopped early: \(readError)") }
