@@ -20,6 +20,14 @@ struct StreamFailureTests {
         return (daemon, socket)
     }
 
+    /// `startDaemon` with its log in `dir/winkd.txt`: the process, the socket and the log file.
+    func startDaemonLogging(in dir: URL, extra: [String] = []) throws -> (Process, String, URL) {
+        let log = dir.appendingPathComponent("winkd.txt")
+        try #require(FileManager.default.createFile(atPath: log.path, contents: nil))
+        let (daemon, socket) = try startDaemon(in: dir, stderr: try FileHandle(forWritingTo: log), extra: extra)
+        return (daemon, socket, log)
+    }
+
     func connect(_ socket: String) -> RawClient? { Wait.value { RawClient(path: socket) } }
 
     func stop(_ daemon: Process) -> Int32 {
@@ -63,9 +71,7 @@ struct StreamFailureTests {
     @Test func anOutputOnAFullDiskIs74() throws {
         let dir = try Binaries.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let log = dir.appendingPathComponent("winkd.txt")
-        try #require(FileManager.default.createFile(atPath: log.path, contents: nil))
-        let (daemon, socket) = try startDaemon(in: dir, stderr: try FileHandle(forWritingTo: log))
+        let (daemon, socket, _) = try startDaemonLogging(in: dir)
         defer { _ = stop(daemon) }
         let map = dir.appendingPathComponent("map.json")
         try Data(#"{"mappings": [{"event": "winkLeft", "action": {"key": "KEY_LEFT"}}]}"#.utf8).write(to: map)
@@ -93,9 +99,7 @@ struct StreamFailureTests {
     @Test func aClientCannotForgeALogLine() throws {
         let dir = try Binaries.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let log = dir.appendingPathComponent("winkd.txt")
-        try #require(FileManager.default.createFile(atPath: log.path, contents: nil))
-        let (daemon, socket) = try startDaemon(in: dir, stderr: try FileHandle(forWritingTo: log))
+        let (daemon, socket, log) = try startDaemonLogging(in: dir)
         let client = try #require(connect(socket))
         client.send(#"{"type":"subscribe","id":1,"events":["x\n<0>winkd: FORGED\u001b[31m"]}"#)
         let answer = client.read(until: { $0.contains { $0.contains("\"error\"") } })
@@ -127,10 +131,7 @@ struct StreamFailureTests {
 
         let config = dir.appendingPathComponent("good.json")
         try Data("{}".utf8).write(to: config)
-        let log = dir.appendingPathComponent("winkd.txt")
-        try #require(FileManager.default.createFile(atPath: log.path, contents: nil))
-        let (daemon, socket) = try startDaemon(
-            in: dir, stderr: try FileHandle(forWritingTo: log), extra: ["--config", config.path])
+        let (daemon, socket, _) = try startDaemonLogging(in: dir, extra: ["--config", config.path])
         let client = try #require(connect(socket))
         #expect(client.subscribeToEverything())
         try FileManager.default.removeItem(at: config)
