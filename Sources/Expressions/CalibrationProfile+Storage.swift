@@ -84,16 +84,7 @@ extension CalibrationProfile {
             pending.discard()
             throw OutputFile.error(for: path, errno: code)
         }
-        let failure = data.withUnsafeBytes { raw -> Int32? in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return n < 0 ? errno : EIO }
-                offset += n
-            }
-            return fsync(fd) == 0 ? nil : errno
-        }
+        let failure = data.withUnsafeBytes { writeAll($0, to: fd) } ?? (fsync(fd) == 0 ? nil : errno)
         if close(fd) != 0, failure == nil {
             let code = errno
             pending.discard()

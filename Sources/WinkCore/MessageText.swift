@@ -44,10 +44,15 @@ public func visibleControlCharacters(_ text: String, keepingNewlines: Bool = fal
 ///   different threads do not interleave).
 @discardableResult
 public func writeAll(_ text: String, to fd: Int32) -> Int32? {
-    let bytes = Array(text.utf8)
+    Array(text.utf8).withUnsafeBytes { writeAll($0, to: fd) }
+}
+
+/// `writeAll(_:to:)` for bytes (a file's contents).
+@discardableResult
+public func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Int32? {
     var offset = 0
     while offset < bytes.count {
-        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+        let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
         if n < 0 {
             if errno == EINTR { continue }
             return errno
