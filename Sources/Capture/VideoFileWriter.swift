@@ -86,8 +86,7 @@ public final class VideoFileWriter: FrameSink {
         do {
             pending = try PendingOutput(destination: path)
         } catch let error as OutputFileError {
-            throw VideoWriteError(error.code == .writeFailed ? .writeFailed : .cannotCreate, subject: path,
-                                  reason: error.reason)
+            throw Self.writeError(error)
         }
         var out: OpaquePointer?
         var message = [CChar](repeating: 0, count: 256)
@@ -156,9 +155,14 @@ public final class VideoFileWriter: FrameSink {
         do {
             try pending.commit()
         } catch let error as OutputFileError {
-            throw VideoWriteError(error.code == .writeFailed ? .writeFailed : .cannotCreate, subject: path,
-                                  reason: error.reason)
+            throw Self.writeError(error)
         }
+    }
+
+    /// An output file's error (73 cannot create, 74 write failed) as this writer's, with the same code.
+    private static func writeError(_ error: OutputFileError) -> VideoWriteError {
+        VideoWriteError(error.code == .writeFailed ? .writeFailed : .cannotCreate, subject: error.subject,
+                        reason: error.reason)
     }
 
     /// Frees the writer; an unfinished file is removed and what was at `path` stays. Idempotent.

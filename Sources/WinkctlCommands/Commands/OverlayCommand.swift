@@ -16,8 +16,6 @@ private var overlayStopSignal: sig_atomic_t = 0
 /// temporary name and renamed over OUTPUT when complete (`PendingOutput`): a failure, or a stop by SIGINT,
 /// SIGTERM or SIGHUP (exit 128 + the signal, as if killed by it), leaves what was at OUTPUT as it was.
 enum OverlayCommand {
-    /// Thrown from the frame loop when a signal asked the run to stop.
-    struct Stopped: Error { var signal: Int32 }
 
     static let command = WinkctlMain.Command(
         spec: CommandSpec(
@@ -116,14 +114,14 @@ enum OverlayCommand {
                 },
                 readBack: { try VideoFileSource(path: $0) }
             ) { buffer in
-                if overlayStopSignal != 0 { throw Stopped(signal: overlayStopSignal) }
+                if overlayStopSignal != 0 { throw PendingOutput.Stopped(signal: overlayStopSignal) }
                 let faces = try tracker.detectAll(buffer, upsample: upsample)
                 progress.frame(face: !faces.isEmpty, events: 0)
                 return faces
             }
-        } catch let error where error is Stopped || error is PendingOutput.Stopped {
+        } catch let stopped as PendingOutput.Stopped {
             // Stopped between frames, or while a still was written (its write held the signal off).
-            let signal = (error as? Stopped)?.signal ?? (error as? PendingOutput.Stopped)?.signal ?? SIGINT
+            let signal = stopped.signal
             progress.clear()
             video = nil  // the writer's temporary file is removed as it goes
             let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][signal] ?? "a signal"
