@@ -253,12 +253,7 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
             write_message(message, message_len, "cannot read its streams (" + av_error(r) + ")");
             return WM_NOT_MEDIA;
         }
-        for (unsigned i = 0; i < v->format->nb_streams; i++) {
-            if (v->format->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO) {
-                v->stream = static_cast<int>(i);
-                break;
-            }
-        }
+        v->stream = wink_media::main_video_stream(v->format, path);
         if (v->stream < 0) {
             write_message(message, message_len, "no video stream in it");
             return WM_NOT_MEDIA;

@@ -4,6 +4,7 @@
 
 extern "C" {
 #include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
 #include <libavutil/error.h>
 #include <libavutil/log.h>
 }
@@ -11,6 +12,7 @@ extern "C" {
 #include <atomic>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace wink_media {
 
@@ -25,6 +27,42 @@ inline std::string av_error(int code) {
     char text[AV_ERROR_MAX_STRING_SIZE] = "";
     av_strerror(code, text, sizeof text);
     return text;
+}
+
+/// The index of the film in `format` (opened from `path`, its streams' information read), or -1 when it
+/// holds no video stream. A cover picture can come before the film: an `attached_pic` stream (an MP4's
+/// cover, a Matroska image attachment) or a one-picture track, as in downloaded videos. The first video
+/// stream was read as the whole file then (one frame, no face, not a word), and FFmpeg's
+/// `av_find_best_stream` prefers a track flagged default, which a cover can be. So: `attached_pic` streams
+/// are passed over (unless there is nothing else), and of several video tracks the one with the most
+/// packets among the file's first 512 is the film (a second look at the file, only when there are
+/// several). Reader and writer ask the same question, so the overlay's audio is aligned to the frames read.
+inline int main_video_stream(AVFormatContext *format, const char *path) {
+    std::vector<int> tracks, pictures;
+    for (unsigned i = 0; i < format->nb_streams; i++) {
+        const AVStream *s = format->streams[i];
+        if (s->codecpar->codec_type != AVMEDIA_TYPE_VIDEO) continue;
+        (s->disposition & AV_DISPOSITION_ATTACHED_PIC ? pictures : tracks).push_back(static_cast<int>(i));
+    }
+    if (tracks.empty()) return pictures.empty() ? -1 : pictures.front();
+    if (tracks.size() == 1) return tracks.front();
+    std::vector<int64_t> packets(format->nb_streams, 0);
+    AVFormatContext *look = nullptr;
+    if (avformat_open_input(&look, path, nullptr, nullptr) == 0) {
+        if (AVPacket *packet = av_packet_alloc()) {
+            for (int n = 0; n < 512 && av_read_frame(look, packet) >= 0; n++) {
+                if (packet->stream_index >= 0 && static_cast<unsigned>(packet->stream_index) < packets.size())
+                    packets[packet->stream_index]++;
+                av_packet_unref(packet);
+            }
+            av_packet_free(&packet);
+        }
+        avformat_close_input(&look);
+    }
+    int best = tracks.front();
+    for (int i : tracks)
+        if (packets[i] > packets[best]) best = i;
+    return best;
 }
 
 /// Where a decoder's error messages are counted: its AVCodecContext's `opaque` points at one (a wm_video's).

@@ -125,18 +125,13 @@ struct wm_writer {
     void add_audio(const char *path) {
         if (avformat_open_input(&audio_input, path, nullptr, nullptr) < 0) return;
         if (avformat_find_stream_info(audio_input, nullptr) < 0) return;
-        // The input's first video stream starts at time 0 of the output, as its frames were read.
+        // The video stream winkd read (the reader's choice) starts at time 0 of the output, as its frames were.
         int64_t video_start = 0;
         AVRational video_base{1, 1};
-        for (unsigned i = 0; i < audio_input->nb_streams; i++) {
-            AVStream *s = audio_input->streams[i];
-            if (s->codecpar->codec_type == AVMEDIA_TYPE_VIDEO && !(s->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
-                if (s->start_time != AV_NOPTS_VALUE) {
-                    video_start = s->start_time;
-                    video_base = s->time_base;
-                }
-                break;
-            }
+        const int film = wink_media::main_video_stream(audio_input, path);
+        if (film >= 0 && audio_input->streams[film]->start_time != AV_NOPTS_VALUE) {
+            video_start = audio_input->streams[film]->start_time;
+            video_base = audio_input->streams[film]->time_base;
         }
         for (unsigned i = 0; i < audio_input->nb_streams; i++) {
             AVStream *in = audio_input->streams[i];

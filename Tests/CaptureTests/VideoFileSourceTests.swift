@@ -335,4 +335,22 @@ struct VideoFileSourceTests {
         }
         #expect(frames == 3)
     }
+
+    /// A cover picture stored as the first video stream (Resources/README.md) was read as the whole file:
+    /// one 32x32 frame, no face, no word. The film is read, as FFmpeg's own tools choose it.
+    @Test func aCoverPictureBeforeTheFilmIsPassedOver() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Resources/cover-first.mkv")
+        let source = try VideoFileSource(path: url.path)
+        #expect(source.width == 64 && source.height == 48)
+        let buffer = PixelBuffer()
+        var times: [Double] = []
+        while let info = try source.read(into: buffer) {
+            #expect(buffer.width == 64 && buffer.height == 48)
+            times.append(info.time)
+        }
+        #expect(times.count == 10)
+        #expect(abs((times.last ?? 0) - 0.9) < 0.01, "last frame at \(times.last ?? -1) s")
+        #expect(source.damage == nil)
+    }
 }
