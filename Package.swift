@@ -101,7 +101,7 @@ let package = Package(
         .testTarget(name: "EventServerTests", dependencies: ["TestSupport", "EventServer"]),
         .testTarget(name: "OverlayTests", dependencies: ["TestSupport", "Overlay", "FaceTracking", "Capture"], exclude: ["Golden", "Resources"]),
         .testTarget(name: "WinkDaemonTests", dependencies: ["TestSupport", "CaptureTestSupport", "WinkDaemon", "WinkctlCommands"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WinkCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WinkCore", "Capture"]),
         .testTarget(name: "InputClientTests", dependencies: ["InputClient", "EventServer", "WinkCore"], exclude: ["Resources"]),
     ],
     swiftLanguageModes: [.v5],

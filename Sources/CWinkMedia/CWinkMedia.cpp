@@ -53,6 +53,7 @@ struct wm_video {
     int64_t logged_seen = 0;       // `logged` when a frame last came
     int64_t packets = 0;           // the video stream's packets read so far
     int read_error = 0;            // the demuxer's error if reading stopped before the end of the file
+    bool single_picture = false;   // the file holds one picture (see wm_video_is_single_picture)
     int width = 0, height = 0;     // after rotation
     double fps = 0;
 
@@ -295,6 +296,13 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
             return st == WM_END ? WM_NOT_MEDIA : st;
         }
         v->pending = true;
+        if (wm_video_is_image(v.get())) {
+            v->single_picture = true;
+        } else {  // a one-frame GIF or video: one packet of its stream, then the end (a second look at the file)
+            const wink_media::PacketCount count = wink_media::count_packets(path, 64);
+            v->single_picture = count.ended && static_cast<size_t>(v->stream) < count.per_stream.size() &&
+                                count.per_stream[v->stream] == 1;
+        }
         const cv::Mat &first = v->upright();
         v->width = first.cols;
         v->height = first.rows;
@@ -335,6 +343,8 @@ int wm_video_is_image(const wm_video *video) {
     return name == "image2" ||
            (name.size() > pipe.size() && name.compare(name.size() - pipe.size(), pipe.size(), pipe) == 0);
 }
+
+int wm_video_is_single_picture(const wm_video *video) { return video && video->single_picture ? 1 : 0; }
 
 int64_t wm_video_declared_frames(const wm_video *video) {
     if (!video || !video->format || video->stream < 0) return 0;

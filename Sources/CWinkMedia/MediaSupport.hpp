@@ -37,6 +37,36 @@ inline std::string av_error(int code) {
 /// are passed over (unless there is nothing else), and of several video tracks the one with the most
 /// packets among the file's first 512 is the film (a second look at the file, only when there are
 /// several). Reader and writer ask the same question, so the overlay's audio is aligned to the frames read.
+/// Packets of each stream among the first `limit` packets of the file at `path` (a second, independent
+/// look: the caller's context is not moved), and whether the file ended within them. Empty if it cannot be
+/// opened.
+struct PacketCount {
+    std::vector<int64_t> per_stream;
+    bool ended = false;
+};
+inline PacketCount count_packets(const char *path, int limit) {
+    PacketCount count;
+    AVFormatContext *look = nullptr;
+    if (avformat_open_input(&look, path, nullptr, nullptr) != 0) return count;
+    count.per_stream.assign(look->nb_streams, 0);
+    if (AVPacket *packet = av_packet_alloc()) {
+        int n = 0;
+        for (; n < limit; n++) {
+            if (av_read_frame(look, packet) < 0) {
+                count.ended = true;
+                break;
+            }
+            // A stream found while reading (some containers announce streams late) has no place: not counted.
+            if (packet->stream_index >= 0 && static_cast<size_t>(packet->stream_index) < count.per_stream.size())
+                count.per_stream[packet->stream_index]++;
+            av_packet_unref(packet);
+        }
+        av_packet_free(&packet);
+    }
+    avformat_close_input(&look);
+    return count;
+}
+
 inline int main_video_stream(AVFormatContext *format, const char *path) {
     std::vector<int> tracks, pictures;
     for (unsigned i = 0; i < format->nb_streams; i++) {
@@ -46,22 +76,11 @@ inline int main_video_stream(AVFormatContext *format, const char *path) {
     }
     if (tracks.empty()) return pictures.empty() ? -1 : pictures.front();
     if (tracks.size() == 1) return tracks.front();
-    std::vector<int64_t> packets(format->nb_streams, 0);
-    AVFormatContext *look = nullptr;
-    if (avformat_open_input(&look, path, nullptr, nullptr) == 0) {
-        if (AVPacket *packet = av_packet_alloc()) {
-            for (int n = 0; n < 512 && av_read_frame(look, packet) >= 0; n++) {
-                if (packet->stream_index >= 0 && static_cast<unsigned>(packet->stream_index) < packets.size())
-                    packets[packet->stream_index]++;
-                av_packet_unref(packet);
-            }
-            av_packet_free(&packet);
-        }
-        avformat_close_input(&look);
-    }
+    const PacketCount count = count_packets(path, 512);
+    auto packets = [&](int i) { return static_cast<size_t>(i) < count.per_stream.size() ? count.per_stream[i] : 0; };
     int best = tracks.front();
     for (int i : tracks)
-        if (packets[i] > packets[best]) best = i;
+        if (packets(i) > packets(best)) best = i;
     return best;
 }
 

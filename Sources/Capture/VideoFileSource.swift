@@ -51,7 +51,13 @@ public final class VideoFileSource: FrameSource {
         height = Int(h)
         nominalFrameRate = fps > 0 ? fps : nil
         declaredFrames = Int(wm_video_declared_frames(handle))
+        isStill = wm_video_is_single_picture(handle) != 0
     }
+
+    /// True when the file holds one picture (`wm_video_is_single_picture`: a one-frame GIF or video, an image
+    /// only FFmpeg decodes, such as a TGA): one instant, judged as a photo is, without durations. A one-frame
+    /// GIF of a smile was played as a video of one frame, too short for any held row.
+    public let isStill: Bool
 
     /// Whether FFmpeg read the file as a still image (`wm_video_is_image`); `openMediaFile` then opens it as
     /// a `StillImageSource`.

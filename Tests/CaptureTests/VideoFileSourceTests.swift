@@ -352,5 +352,13 @@ struct VideoFileSourceTests {
         #expect(times.count == 10)
         #expect(abs((times.last ?? 0) - 0.9) < 0.01, "last frame at \(times.last ?? -1) s")
         #expect(source.damage == nil)
+        #expect(!source.isStill)
+    }
+
+    /// Only a file of one picture is still: the fixture videos are not, a photo FFmpeg reads by its content is.
+    @Test func onlyAFileOfOnePictureIsStill() throws {
+        for name in Self.names { #expect(try VideoFileSource(path: Self.videos.appendingPathComponent(name).path).isStill == false, "\(name)") }
+        let photo = Self.videos.deletingLastPathComponent().appendingPathComponent("images/dlib/2007_007763.jpg")
+        #expect(try VideoFileSource(path: photo.path).isStill)
     }
 }

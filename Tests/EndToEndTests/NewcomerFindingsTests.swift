@@ -1,6 +1,8 @@
+import Capture
 import Foundation
 import TestSupport
 import Testing
+import WinkCore
 
 /// Faults a newcomer found by trying the programs with bad input, each with the input that showed it.
 @Suite(.serialized)
@@ -195,6 +197,31 @@ struct NewcomerFindingsTests {
         try Data(bytes).write(to: tga)
         let t = try Binaries.run("winkctl", ["analyze", tga.path])
         #expect(t.status == 0 && t.stderr.contains("1 frame"), "\(t.stderr)")
+    }
+
+    /// A one-frame GIF or video of a smiling photo gave no smile: it was played as a video of one frame,
+    /// too short for the smile row's 0.15 s. A file of one picture is now judged as the photo is; two
+    /// frames of it are still a (very short) video. Here the photo as a one-frame YUV4MPEG2 stream (grey).
+    @Test func aOneFrameVideoIsJudgedAsAPhoto() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let photo = Binaries.fixture("images/expressions/single_face.jpg")
+        let still = try StillImageSource(path: photo)
+        let buffer = PixelBuffer()
+        _ = try still.read(into: buffer)
+        let grey = Data(UnsafeBufferPointer(start: buffer.gray, count: buffer.width * buffer.height))
+        let header = Data("YUV4MPEG2 W\(buffer.width) H\(buffer.height) F30:1 Ip A1:1 Cmono\n".utf8)
+        let frame = Data("FRAME\n".utf8) + grey
+        let one = dir.appendingPathComponent("one.y4m").path
+        try (header + frame).write(to: URL(fileURLWithPath: one))
+        let r = try Binaries.run("winkctl", ["analyze", one])
+        #expect(r.status == 0 && r.stdout.contains("\"event\":\"smile\""), "\(r.stdout) \(r.stderr)")
+        #expect(try VideoFileSource(path: one).isStill)
+        let two = dir.appendingPathComponent("two.y4m").path
+        try (header + frame + frame).write(to: URL(fileURLWithPath: two))
+        #expect(try VideoFileSource(path: two).isStill == false)
+        let t = try Binaries.run("winkctl", ["analyze", two, "--quiet"])
+        #expect(t.status == 0 && !t.stdout.contains("\"event\":\"smile\""), "\(t.stdout)")
     }
 
     /// A misspelt name in `absent` switched that check off without a word, and a labels file saying 500

@@ -52,6 +52,10 @@ int64_t wm_video_expected_frames(const wm_video *video);
 /// 1 when FFmpeg read the file as a still image (its image2 demuxer, or an image *_pipe demuxer that
 /// recognised the content: a PNG or JPEG without a telling extension), else 0.
 int wm_video_is_image(const wm_video *video);
+/// 1 when the file holds one picture: read as a still image (`wm_video_is_image`), or its video stream
+/// holds a single packet and the file ends within its first 64 packets (a one-frame GIF, a TGA, a video of
+/// one frame), else 0. Such a file is one instant, judged as a photo is.
+int wm_video_is_single_picture(const wm_video *video);
 /// The video stream's frame count as its container declares it exactly (an MP4's sample count), or 0.
 int64_t wm_video_declared_frames(const wm_video *video);
 /// Packets the decoder refused and decoding errors so far (damaged data; each such packet's frame is
