@@ -5,6 +5,10 @@ import WinkCore
 extension InputMap {
     /// Default `within` of a sequence, seconds.
     public static let defaultWithin = 0.6
+    /// Shortest `interval` of `repeat`, milliseconds: 100 taps a second, faster than any key repeat a desktop
+    /// uses. 1e-20 was taken, and its taps never advanced the next tap's time: an endless flood that no
+    /// signal could stop.
+    static let minimumRepeatIntervalMilliseconds = 10.0
     /// Default `interval` of `repeat`, milliseconds.
     public static let defaultRepeatIntervalMilliseconds = 250.0
 
@@ -93,8 +97,10 @@ extension InputMap {
             let interval =
                 number(object["interval"], key: "\(where_).interval", problems: &problems)
                 ?? defaultRepeatIntervalMilliseconds
-            if interval <= 0 {
-                problems.append("\(where_).interval: must be more than 0 milliseconds, got \(plainNumber(interval))")
+            if !(interval >= minimumRepeatIntervalMilliseconds) {
+                problems.append(
+                    "\(where_).interval: expected at least \(plainNumber(minimumRepeatIntervalMilliseconds)) "
+                        + "milliseconds, got \(plainNumber(interval))")
             }
             mode = .repeat(interval: interval / 1000)
         case .string(let other)?:
@@ -132,9 +138,9 @@ extension InputMap {
             return nil
         }
         let within = seconds(object["within"], key: "\(where_).within", default: defaultWithin, problems: &problems)
-        let isName: (String) -> Bool = { name in
-            !name.isEmpty && name.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "_" }
-        }
+        // The daemon's own rule for a row's name (a letter, then letters, digits, '_', '-' or '.'): a row
+        // winkd serves as "brow-raise" was refused here.
+        let isName: (String) -> Bool = { name in EventNameRules.problem(with: name) == nil }
         let hasComma = text.contains(",")
         let hasPlus = text.contains("+")
         if hasComma && hasPlus {
@@ -151,6 +157,14 @@ extension InputMap {
             problems.append("\(where_).within: only for sequences ('blink,blink')")
         }
         if let within, within <= 0 { problems.append("\(where_).within: must be more than 0 seconds") }
+        let faceEvents = parts.filter { $0 == EventName.faceFound || $0 == EventName.faceLost }
+        if parts.count > 1, let face = faceEvents.first {
+            problems.append("\(key): '\(face)' is a moment, not a gesture: map it alone, not in '\(text)'")
+            return nil
+        }
+        if !faceEvents.isEmpty, let hold = object["minHold"], hold != .number(0) {
+            problems.append("\(where_).minHold: '\(text)' has no duration (it is a moment); leave minHold out")
+        }
         if hasComma { return .sequence(parts, within: within ?? defaultWithin) }
         if hasPlus {
             if Set(parts).count != parts.count { problems.append("\(key): '\(text)' names an event twice in a chord") }

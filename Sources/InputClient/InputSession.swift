@@ -12,6 +12,8 @@ public enum ConnectionEnd: Equatable, Sendable {
     case bye(String)
     /// The connection closed (EOF) or broke.
     case closed
+    /// No line (not even a heartbeat) came for this many seconds: a stalled or frozen daemon. Keys let up.
+    case silent(Double)
     /// `shouldStop` returned true (a signal).
     case stopped
     /// The map names events the daemon does not offer (its `hello`): a typo or a row the daemon's
@@ -39,6 +41,11 @@ public final class InputSession {
     public var tickInterval = 0.02
     /// Seconds to wait for `hello` after connecting.
     public var helloTimeout = 5.0
+    /// Seconds without any line after which the daemon counts as stalled: the connection is dropped and every
+    /// key let up (then reconnected as after any end). winkd sends a `heartbeat` after 10 s without another
+    /// line, so 25 s is two and a half of them. A frozen daemon (SIGSTOP, a hung machine) held keys down and
+    /// kept `repeat` tapping forever.
+    public var silenceLimit = 25.0
     /// First and largest reconnect delay, seconds.
     public var backoff: (first: Double, max: Double) = (0.5, 5.0)
 
@@ -117,12 +124,16 @@ public final class InputSession {
 
     private func serve(_ connection: EventLineConnection) throws -> ConnectionEnd {
         var last: (time: Double, receivedNs: UInt64)?
+        var heardNs = clock.nanoseconds()
         while true {
             if shouldStop() { return .stopped }
-            switch try connection.readLine(timeout: tickInterval) {
+            let read = try connection.readLine(timeout: tickInterval)
+            if case .line = read { heardNs = clock.nanoseconds() }
+            switch read {
             case .closed:
                 return .closed
             case .timeout:
+                if Double(clock.nanoseconds() &- heardNs) / 1e9 >= silenceLimit { return .silent(silenceLimit) }
                 if let last {
                     let elapsed = Double(clock.nanoseconds() &- last.receivedNs) / 1e9
                     engine.tick(time: last.time + elapsed)
@@ -158,6 +169,7 @@ public final class InputSession {
         case .notWinkd(let message): "not a winkd socket (\(message))"
         case .bye(let reason): "daemon said bye (\(reason))"
         case .closed: "connection closed"
+        case .silent(let seconds): "no line from winkd for \(plainNumber(seconds)) s (stalled?); keys let up"
         case .stopped: "stopped"
         case .unknownEvents(let names, _): "the daemon does not offer \(names.joined(separator: ", "))"
         }

@@ -18,6 +18,8 @@ import WinkCore
 ///   a gesture already under way when unpausing stays ignored until it ends.
 /// - `faceLost` ends every gesture and lets up every key (toggles included), as SPEC.md resets expression
 ///   state on loss; `releaseAll()` does the same for a lost connection and forgets the stream's state.
+/// - A mapping of `faceFound` or `faceLost` itself fires at that moment (after the keys are let up, for
+///   `faceLost`), whatever the safe start; pause and cooldown apply.
 /// - A key held by several mappings is pressed once and released when the last lets go.
 ///
 /// Not thread-safe: drive it from one thread.
@@ -64,8 +66,10 @@ public final class MappingEngine {
         switch event.event {
         case EventName.faceFound:
             if faceSince == nil { faceSince = time }
+            faceMoment(EventName.faceFound, at: time)
         case EventName.faceLost:
             faceLost(at: time)
+            faceMoment(EventName.faceLost, at: time)
         default:
             if faceSince == nil { faceSince = time }
             switch event.phase {
@@ -243,6 +247,9 @@ public final class MappingEngine {
         }
     }
 
+    /// Most `repeat` taps one step makes (a tick is 0.02 s; the shortest interval 0.01 s makes two).
+    static let maximumCatchUpTaps = 4
+
     /// Fires what falls due between the last time and `time`: `minHold` gestures, then `repeat` taps.
     private func advance(to time: Double) {
         defer { now = max(now ?? time, time) }
@@ -254,9 +261,13 @@ public final class MappingEngine {
                 fire(index, at: start + mapping.minHold, instant: false)
             }
             if case .repeat(let interval) = mapping.mode, case let key? = mapping.action.key {
+                // Taps due since the last step, at most `maximumCatchUpTaps`: after a gap (a late line, a
+                // suspended client) the missed ones are dropped, not typed in a burst.
+                var taps = 0
                 while let next = states[index].nextRepeat, next <= time + 1e-9 {
                     tap(key)
-                    states[index].nextRepeat = next + interval
+                    taps += 1
+                    states[index].nextRepeat = taps < Self.maximumCatchUpTaps ? next + interval : time + interval
                 }
             }
         }
@@ -270,6 +281,15 @@ public final class MappingEngine {
             states[index].down = false
             states[index].nextRepeat = nil
             if states[index].start != nil { states[index].blocked = true }
+        }
+    }
+
+    /// Fires the mappings of `faceFound` or `faceLost` itself (a lock-screen command on `faceLost`): a moment,
+    /// like a one-shot event, but not held back by safe start, which measures the face's presence from
+    /// these very events. They were accepted by the map and never fired.
+    private func faceMoment(_ name: String, at time: Double) {
+        for index in states.indices where map.mappings[index].trigger == .event(name) {
+            fire(index, at: time, instant: true)
         }
     }
 

@@ -85,6 +85,45 @@ struct InputMapTests {
         }
     }
 
+    /// Newcomer findings: a `repeat` interval of 1e-20 ms was taken (its taps then never advanced time: an
+    /// endless flood no signal stopped); names winkd serves ("brow-raise", "brow.raise") were refused; face
+    /// events in chords or with a minHold can never fire and are said so.
+    @Test func repeatIntervalsNamesAndFaceMoments() throws {
+        for (interval, accepted) in [(1e-20, false), (0.01, false), (9.99, false), (10, true), (250, true)] {
+            let json = #"{"mappings": [{"event": "smile", "action": {"key": "KEY_A"}, "mode": "repeat", "interval": "#
+                + "\(interval)}]}"
+            do {
+                let map = try InputMap.parse(Data(json.utf8), path: "m.json")
+                #expect(accepted && map.mappings[0].mode == .repeat(interval: interval / 1000), "\(interval)")
+            } catch let error as InputError {
+                #expect(!accepted, "\(interval): \(error)")
+                #expect(error.description.contains("interval: expected at least 10 milliseconds"), "\(error)")
+            }
+        }
+        let names = try InputMap.parse(
+            Data(
+                (#"{"mappings": [{"event": "brow-raise", "action": {"key": "KEY_A"}},"#
+                    + #"{"event": "brow.raise+smile", "action": {"key": "KEY_B"}}]}"#).utf8))
+        #expect(names.mappings.map(\.trigger) == [.event("brow-raise"), .chord(["brow.raise", "smile"])])
+        #expect(throws: InputError.self) {
+            try InputMap.parse(Data(#"{"mappings": [{"event": "-x", "action": {"key": "KEY_A"}}]}"#.utf8))
+        }
+        #expect(
+            throws: InputError(
+                .invalidMap(problems: [
+                    "mappings[0].event: 'faceLost' is a moment, not a gesture: map it alone, not in 'faceLost+smile'",
+                    "mappings[1].minHold: 'faceFound' has no duration (it is a moment); leave minHold out",
+                ]), subject: "m.json",
+                reason: "mappings[0].event: 'faceLost' is a moment, not a gesture: map it alone, not in 'faceLost+smile'")
+        ) {
+            try InputMap.parse(
+                Data(
+                    (#"{"mappings": [{"event": "faceLost+smile", "action": {"key": "KEY_A"}},"#
+                        + #"{"event": "faceFound", "action": {"key": "KEY_B"}, "minHold": 1}]}"#).utf8),
+                path: "m.json")
+        }
+    }
+
     @Test func invalidMapExits78WithOneLinePerProblem() {
         do {
             _ = try InputMap.parse(

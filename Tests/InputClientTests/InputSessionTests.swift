@@ -196,6 +196,28 @@ struct InputSessionTests {
         #expect(session.run(reconnect: false) == .notWinkd("no winkd hello"))
     }
 
+    /// A newcomer's finding: a frozen winkd (SIGSTOP) left a held button down and `repeat` tapping for as
+    /// long as it stayed frozen. After `silenceLimit` seconds without a line, not even a heartbeat, the
+    /// connection is dropped and every key let up.
+    @Test func aSilentDaemonLetsEveryKeyUp() throws {
+        let clock = ManualClock()
+        let lines: [LineRead] =
+            [.line(Self.hello), .line(Self.ndjson(face(0))), .line(Self.ndjson(began("mouthOpen", 1.5)))]
+            + Array(repeating: .timeout, count: 100) + [.line(#"{"type":"heartbeat"}"#)]
+            + Array(repeating: .timeout, count: 300)
+        let connector = ScriptedConnector([lines], clock: clock)
+        let map = try InputMap.parse(
+            Data(#"{"mappings": [{"event": "mouthOpen", "action": {"button": "BTN_LEFT"}, "mode": "hold"}]}"#.utf8))
+        let transcript = Transcript()
+        let session = InputSession(
+            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0); return nil }),
+            connector: connector, clock: clock, sleep: { _ in }, log: { _ in })
+        #expect(session.run(reconnect: false) == .silent(25))
+        #expect(transcript.lines == ["press BTN_LEFT", "release BTN_LEFT"])
+        // The heartbeat at 10 s counted as a line: the silence ran from there, 25 s of ticks after it.
+        #expect(abs(Double(clock.nanoseconds()) / 1e9 - 35) < 0.15, "\(Double(clock.nanoseconds()) / 1e9) s")
+    }
+
     @Test func ticksBetweenLinesFireMinHoldFromEventTime() throws {
         let clock = ManualClock()
         let lines: [LineRead] =

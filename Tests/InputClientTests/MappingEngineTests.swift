@@ -263,4 +263,39 @@ struct MappingEngineTests {
         harness.feed([began("winkLeft", 5), ended("winkLeft", 5.2)])
         #expect(harness.lines == ["press BTN_LEFT", "release BTN_LEFT"] + tap("KEY_LEFT"))
     }
+
+    /// A newcomer's finding: mappings of faceFound and faceLost were accepted and never fired. They fire at
+    /// the moment, whatever the safe start (faceLost after the held keys are let up); pause applies.
+    @Test func faceFoundAndFaceLostFireAtTheirMoment() throws {
+        let harness = try Harness(
+            """
+            {"mappings": [{"event": "faceFound", "action": {"key": "KEY_F"}},
+                          {"event": "faceLost", "action": {"command": ["loginctl", "lock-session"]}},
+                          {"event": "smile", "action": {"key": "KEY_ENTER"}, "mode": "hold"},
+                          {"event": "blink,blink", "action": {"pause": true}}]}
+            """)
+        harness.feed([face(0), began("smile", 2), lost(3)])
+        #expect(harness.lines == tap("KEY_F") + ["press KEY_ENTER", "release KEY_ENTER", "run loginctl lock-session"])
+        let before = harness.lines.count
+        harness.feed([face(4), occurred("blink", 5.2), occurred("blink", 5.5), lost(6), face(7)])
+        // Paused from 5.5 s: neither the loss nor the return fires.
+        #expect(Array(harness.lines.dropFirst(before)) == tap("KEY_F"))
+    }
+
+    /// A newcomer's finding: `repeat` typed every tap it had missed in one burst after a gap between
+    /// steps (a stalled stream resuming); at most four are made up now, then it goes on from the present.
+    @Test func repeatDoesNotBurstAfterAGap() throws {
+        let harness = try Harness(
+            """
+            {"safeStart": 0, "mappings": [{"event": "smile", "action": {"key": "KEY_DOWN"}, "mode": "repeat",
+                                           "interval": 100}]}
+            """)
+        harness.feed([face(0), began("smile", 1)])
+        harness.engine.tick(time: 1.25)
+        #expect(harness.lines.count == 2 * 3)  // 1.0, 1.1, 1.2
+        harness.engine.tick(time: 31.25)       // 300 taps due
+        #expect(harness.lines.count == 2 * (3 + 4))
+        harness.engine.tick(time: 31.36)       // the next one 0.1 s after the gap's end
+        #expect(harness.lines.count == 2 * (3 + 5))
+    }
 }

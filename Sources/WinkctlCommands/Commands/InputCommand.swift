@@ -90,6 +90,9 @@ enum InputCommand {
         case .closed:
             printError("winkctl: \(path): winkd closed the connection without a bye")
             return .unavailable
+        case .silent(let seconds):
+            printError("winkctl: \(path): no line from winkd for \(plainNumber(seconds)) s (stalled?); every key let up")
+            return .unavailable
         case .connectFailed(let message), .notWinkd(let message):
             printError("winkctl: \(message.hasPrefix(path) ? message : "\(path): \(message)")")
             return .unavailable
