@@ -24,6 +24,12 @@ public struct QualityGate: Sendable, Equatable, Codable {
     /// as lost. Meanwhile every row keeps its state (a held smile, and a key held for it, stays held);
     /// `faceLost` then carries the first frame without the face. 0.1 s is three frames at 30 fps.
     public var faceLostGrace: Double = 0.1
+    /// Seconds a present face may stay behind dark or blank frames (a covered lens, the lights off) before it
+    /// counts as lost, dated at the first such frame. Darkness is not "no face" for a moment (a camera's
+    /// exposure flicker, a few black frames between scenes keep the face and what it does), but a smile
+    /// held when the lens was covered held its key down for as long as the dark lasted. 2 s lets a lens
+    /// flicker pass without a faceLost storm: at most one loss per 2 s of darkness.
+    public var darkFaceLostAfter: Double = 2
     public init() {}
 
     /// The gates open for `o`.
@@ -117,11 +123,18 @@ public final class ExpressionEngine {
 
     /// `frame` could not show a face (dark or blank) and was skipped: nothing changes and no event is
     /// decided (darkness is not "no face"), but if the input ends before the face is seen again it is lost
-    /// from this frame on (`endOfInput`).
+    /// from this frame on (`endOfInput`), as it is once the dark has lasted `QualityGate.darkFaceLostAfter`
+    /// (then `events` holds the ends and `faceLost`).
     public func skip(frame: FrameInfo) {
         events.removeAll(keepingCapacity: true)
         faceInFrame = false
-        if facePresent && hiddenSince == nil && unseenSince == nil { hiddenSince = frame }
+        guard facePresent else { return }
+        if hiddenSince == nil && unseenSince == nil { hiddenSince = frame }
+        // Dark for `darkFaceLostAfter` (or time went backwards: a looped file): the face is lost after all.
+        if let since = unseenSince ?? hiddenSince,
+           frame.time < since.time || frame.time - since.time >= gate.darkFaceLostAfter - 1e-9 {
+            loseFace(at: since)
+        }
     }
 
     /// The input ended: a face not seen since some frame (unseen within the grace period, or behind dark or

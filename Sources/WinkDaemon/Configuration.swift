@@ -260,6 +260,7 @@ public struct Configuration: Sendable {
         check("quality.minimumBrightness", c.quality.minimumBrightness, 0...255)
         check("quality.minimumVisible", c.quality.minimumVisible, 0...1, "a fraction")
         check("quality.faceLostGrace", c.quality.faceLostGrace, 0...3600)
+        check("quality.darkFaceLostAfter", c.quality.darkFaceLostAfter, 0...3600)
         let t = c.tracker
         check("tracker.detectionWidth", t.detectionWidth, 64...8192)
         check("tracker.minimumFaceWidth", t.minimumFaceWidth, 8...8192)

@@ -144,6 +144,7 @@ public struct ConfigurationReport: Sendable {
         "quality.minimumBrightness": "grey level, 0...255",
         "quality.minimumVisible": "fraction of the eye or mouth region, 0...1",
         "quality.faceLostGrace": "seconds",
+        "quality.darkFaceLostAfter": "seconds",
         "tracker.detectionWidth": "pixels",
         "tracker.minimumFaceWidth": "pixels",
         "tracker.smallFaceSearchInterval": "frames",

@@ -47,6 +47,29 @@ struct DaemonTests {
         #expect(!FileManager.default.fileExists(atPath: socket), "the socket file is removed at exit")
     }
 
+    /// A newcomer's finding: at the end of noface_face.mov, whose face leaves in its last frame, winkd said
+    /// `bye` after `smile began` where `winkctl analyze` ends the smile and loses the face: the daemon now
+    /// sends the same lines as analyze, to the last.
+    @Test func theLastLinesOfARecordingAreAnalyzesToo() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let socket = dir.appendingPathComponent("events.sock").path
+        let clip = Binaries.fixture("video/noface_face.mov")
+        let (daemon, _) = try startDaemon(["--source", clip, "--socket", socket, "--pace", "fast"])
+        try waitForSocket(socket)
+        let r = try Binaries.run("winkctl", ["events", "--socket", socket])
+        daemon.waitUntilExit()
+        let a = try Binaries.run("winkctl", ["analyze", clip, "--quiet"])
+        func summary(_ lines: [String]) -> [String] {
+            lines.compactMap { try? JSONDecoder().decode(ExpressionEvent.self, from: Data($0.utf8)) }
+                .map { "\($0.event)\($0.phase.map { ":" + $0.rawValue } ?? "")@\($0.frame)" }
+        }
+        let analyzed = summary(a.stdoutLines)
+        #expect(analyzed.suffix(2) == ["smile:ended@168", "faceLost@168"], "\(analyzed)")
+        #expect(summary(r.stdoutLines.filter { $0.contains("\"type\":\"event\"") }) == analyzed)
+        #expect(r.stdoutLines.last?.contains("end_of_input") == true)
+    }
+
     /// Issue 5 (peak RSS): OpenCV's file codecs drag in ~240 libraries (GDAL, poppler, GStreamer...);
     /// winkd serving a recording must map none of them, only FFmpeg's decoders.
     @Test func servingARecordingLoadsNoImageCodecLibraries() throws {

@@ -114,6 +114,30 @@ extension ModelTests {
             #expect(events.last?.event == "faceLost" && events.last?.frame == 50, "\(events.map(\.event))")
         }
 
+        /// A newcomer's finding: a smile held when the lens went dark stayed "active", and a key held for it
+        /// stayed down, for as long as the dark lasted (6 s here, for ever on a covered camera). Darkness
+        /// loses the face after `darkFaceLostAfter` (2 s), dated at the first dark frame; shorter dark
+        /// spells keep it.
+        @Test func aFaceBehindLongDarknessIsLostWhereTheDarkBegan() throws {
+            let dark = Array(Self.original[0..<40]) + Array(repeating: .flat(0), count: 66)
+                + Array(Self.original[40..<72])
+            let p = pipeline()
+            var events: [ExpressionEvent] = []
+            var decidedAt: Int?
+            try p.run(try SplicedSource(dark)) { info, _ in
+                if decidedAt == nil, p.engine.events.contains(where: { $0.event == "faceLost" }) { decidedAt = info.index }
+                events += p.engine.events
+            }
+            let lost = try #require(events.first { $0.event == "faceLost" })
+            #expect(lost.frame == 40, "dated at the first dark frame")
+            #expect(decidedAt == 100, "decided once the dark had lasted 2 s, not at the end of the recording")
+            #expect(events.contains { $0.event == "smile" && $0.phase == .ended && $0.frame == 40 })
+            #expect(events.filter { $0.event == "faceFound" }.map(\.frame) == [0, 106])
+            let brief = Array(Self.original[0..<40]) + Array(repeating: .flat(0), count: 54)
+                + Array(Self.original[40..<72])
+            #expect(try summary(brief) == ["faceFound", "smile:began", "blink:occurred"])
+        }
+
         @Test func aSolidColourRecordingHasNoFaceAndNoEvent() throws {
             #expect(try summary(Array(repeating: .flat(90), count: 30)).isEmpty)
         }

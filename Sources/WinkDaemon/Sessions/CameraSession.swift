@@ -16,7 +16,7 @@ import WinkCore
 /// - `camera_corrupt_frames`: corrupt (MJPEG) frames were dropped (at most every `corruptReportInterval` s),
 /// - `camera_dark` / `camera_light`: mean brightness stayed below `FrameUsability.darkThreshold` for
 ///   `darkSeconds`, and came back; dark frames are not tracked, so darkness is not "no face" (no
-///   `faceLost` storm),
+///   `faceLost` storm) until it has lasted `quality.darkFaceLostAfter` (a covered lens: held keys let up),
 /// - `capture_blank` (ended by `camera_light` too): every frame one flat colour for `darkSeconds`,
 /// - `source_opened`, `source_closed`, `source_failed`.
 ///

@@ -42,8 +42,12 @@ final class FileSession: SourceSession {
             let ended = try stream(source)
             source.close()
             publisher.closeOutput()
-            // The recording ends as it ends (no made-up faceLost); clients get bye.
-            if ended && !loop { return .endOfInput }
+            // The recording ends as it ends: a face that had already left is lost, as analyze says; one still
+            // in view gets no made-up faceLost. Clients then get bye.
+            if ended && !loop {
+                publisher.finishInput()
+                return .endOfInput
+            }
             publisher.endFace()
             if !ended { publisher.publish(status: StatusLine(state: .sourceClosed, source: source.name)) }
         } catch {

@@ -121,6 +121,14 @@ final class FramePublisher: @unchecked Sendable {
         send(pipeline.endFace(at: info))
     }
 
+    /// The recording ended: a face already unseen (within its grace, or behind dark frames) is lost, dated
+    /// at its first frame without it, as `winkctl analyze` decides; a face still in view stays. winkd
+    /// dropped these last `ended` and `faceLost` lines (a `began` without its `ended` before `bye`).
+    func finishInput() {
+        pipeline.finish()
+        send(pipeline.engine.events)
+    }
+
     /// A looped recording starts again: tracking starts afresh, expressions go on.
     func restartTracking() {
         pipeline.restartTracking()
