@@ -16,7 +16,7 @@ struct MonitorTests {
         let daemon = Process()
         let pane: TmuxPane
 
-        init(columns: Int = 80, rows: Int = 24) throws {
+        init(columns: Int = 80, rows: Int = 24, options: [String] = []) throws {
             dir = try Binaries.temporaryDirectory()
             socket = dir.appendingPathComponent("events.sock").path
             daemon.executableURL = Binaries.directory.appendingPathComponent("winkd")
@@ -35,12 +35,12 @@ struct MonitorTests {
                 columns: columns, rows: rows,
                 command: [
                     "bash", "-c",
-                    "trap : INT; \"$0\" monitor --socket \"$1\"; echo \"exit=$?\"; "
+                    "trap : INT; \"$0\" monitor --socket \"$1\" \"${@:2}\"; echo \"exit=$?\"; "
                         + "echo \"stty=$(stty -a | tr ' ;' '\\n\\n' | grep -x -- '-*icanon\\|-*echo' | tr '\\n' ' "
                         + "')\"; "
                         + "sleep 300",
                     winkctl, socket,
-                ])
+                ] + options)
         }
 
         deinit {
@@ -114,6 +114,18 @@ struct MonitorTests {
             "\(s.pane.screen())")
         s.pane.send("p")
         #expect(Wait.until { !s.pane.screen().contains("PAUSED") && s.pane.screen() != frozen })
+        s.pane.send("q")
+        s.expectEnded(withStatus: 0)
+    }
+
+    /// A newcomer's finding: `--events winkLeft` ("show these rows and events only") still drew all six rows.
+    @Test func eventsLimitsTheRowsToo() throws {
+        let s = try Session(options: ["--events", "winkLeft,faceFound"])
+        #expect(Wait.until { s.row("winkLeft")?.contains("0.70/0.50") == true }, "\(s.pane.screen())")
+        for name in ["blink", "eyesClosed", "winkRight", "smile", "mouthOpen"] {
+            #expect(s.row(name) == nil, "\(name): \(s.pane.screen())")
+        }
+        #expect(Wait.until { s.pane.screen().contains("winkLeft began") }, "\(s.pane.screen())")
         s.pane.send("q")
         s.expectEnded(withStatus: 0)
     }

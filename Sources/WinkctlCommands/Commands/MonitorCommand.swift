@@ -50,7 +50,7 @@ enum MonitorCommand {
             + "[" + wanted.map { "\"\($0)\"" }.joined(separator: ",") + "]}"
         try client.send(line: request)
 
-        let shared = SharedMonitor(state: MonitorState(socket: socket))
+        let shared = SharedMonitor(state: MonitorState(socket: socket, shownRows: names.map(Set.init)))
         // Signals become a flag and a wake-up of the drawing loop: never leave inside ncurses.
         for s in [SIGINT, SIGTERM, SIGHUP] { signal(s, SIG_IGN) }
         let sources = [SIGINT, SIGTERM, SIGHUP].map { number in

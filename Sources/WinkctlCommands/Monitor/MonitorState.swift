@@ -58,7 +58,13 @@ struct MonitorState {
     private var latencies: [Double] = []
     var ending: Ending?
 
-    init(socket: String) { self.socket = socket }
+    /// The rows shown (`--events`), nil for every row of the table.
+    var shownRows: Set<String>?
+
+    init(socket: String, shownRows: Set<String>? = nil) {
+        self.socket = socket
+        self.shownRows = shownRows
+    }
 
     /// Frames per second over the last second of arrivals as of `now` (0 when none came).
     func framesPerSecond(now: Double) -> Double {
@@ -136,7 +142,7 @@ struct MonitorState {
             if e.phase == "began" || e.phase == "occurred" { flashes[e.event] = now + Self.flashSeconds }
         case "analyzers":
             guard let line = try? Self.decoder.decode(AnalyzersLine<AnalyzerRow>.self, from: data) else { return false }
-            table = line.rows
+            table = line.rows.filter { row in shownRows?.contains(row.event) ?? true }
             rows = rows.filter { name, _ in line.rows.contains { $0.event == name } }
         case "status":
             guard let status = try? Self.decoder.decode(Status.self, from: data) else { return false }
