@@ -114,18 +114,20 @@ final class LibevdevUinputDevice: UinputDevice {
 /// event followed by `EV_SYN`/`SYN_REPORT`. Commands start through `CommandSpawner`.
 /// Works under X11, Wayland and the Linux console alike, since the kernel sees a real input device.
 public final class UinputInjector: Injector {
-    private let device: UinputDevice
+    /// Nil for a map without a key or button (commands and pause only), which needs no device.
+    private let device: UinputDevice?
     private let spawner: CommandSpawner
     private let log: (String) -> Void
 
-    /// Creates the device for the map.
+    /// Creates the device for the map, if it presses any key or button: a map of commands alone runs
+    /// without `/dev/uinput` (it exited 69 for want of a device it would never use).
     /// - Parameter log: receives one line for each write or spawn that failed (the engine goes on).
     /// - Throws: `InputError.uinputUnavailable` (exit 69) when the device cannot be created.
     public init(
         map: InputMap, factory: UinputDeviceFactory, spawner: CommandSpawner = CommandSpawner(),
         log: @escaping (String) -> Void
     ) throws {
-        device = try factory.makeDevice(VirtualDeviceSpec.forMap(map))
+        device = map.keys.isEmpty ? nil : try factory.makeDevice(VirtualDeviceSpec.forMap(map))
         self.spawner = spawner
         self.log = log
     }
@@ -142,10 +144,11 @@ public final class UinputInjector: Injector {
     }
 
     /// Removes the virtual device. Idempotent.
-    public func close() { device.destroy() }
+    public func close() { device?.destroy() }
 
     private func send(_ key: InputKey, value: Int32) {
         do {
+            guard let device else { return }  // no key in the map: never called
             try device.write(type: LinuxInputCode.evKey, code: key.code, value: value)
             try device.write(type: LinuxInputCode.evSyn, code: LinuxInputCode.synReport, value: 0)
         } catch {
@@ -153,5 +156,5 @@ public final class UinputInjector: Injector {
         }
     }
 
-    deinit { device.destroy() }
+    deinit { device?.destroy() }
 }

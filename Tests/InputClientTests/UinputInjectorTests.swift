@@ -50,6 +50,20 @@ struct UinputInjectorTests {
         #expect(factory.devices[0].destroyed >= 1)
     }
 
+    /// A newcomer's finding: a map of commands alone exited 69 without /dev/uinput, a device it never uses.
+    @Test func aMapOfCommandsAloneNeedsNoDevice() throws {
+        let factory = FakeUinputFactory()
+        factory.failure = LibevdevUinput.error(path: "/dev/uinput", errno: ENOENT, opening: true)
+        let map = try InputMap.parse(
+            Data(
+                (#"{"mappings": [{"event": "faceLost", "action": {"command": ["true"]}},"#
+                    + #"{"event": "blink,blink", "action": {"pause": true}}]}"#).utf8))
+        let injector = try UinputInjector(map: map, factory: factory, log: { _ in })
+        #expect(factory.specs.isEmpty)
+        injector.close()
+        #expect(throws: InputError.self) { try UinputInjector(map: Self.map, factory: factory, log: { _ in }) }
+    }
+
     @Test func deviceFailureIsExit69() {
         let factory = FakeUinputFactory()
         factory.failure = LibevdevUinput.error(path: "/dev/uinput", errno: EACCES, opening: true)
