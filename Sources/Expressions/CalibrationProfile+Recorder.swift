@@ -27,7 +27,8 @@ extension CalibrationProfile {
     }
 
     /// Parses `"neutral=0-0.6,smile=1.0-2.0"`: comma-separated `STEP=START-END` with times in seconds and
-    /// START < END. A step may appear more than once (its samples are pooled). `neutral` is required.
+    /// START < END. A step may appear more than once (its samples are pooled); segments of two steps may not
+    /// overlap. `neutral` is required.
     /// - Throws: `SegmentSyntaxError` for an unknown step, a malformed or empty range, or no neutral.
     public static func parseSegments(_ text: String) throws -> [Segment] {
         var segments: [Segment] = []
@@ -48,6 +49,15 @@ extension CalibrationProfile {
         }
         guard segments.contains(where: { $0.step == .neutral }) else {
             throw SegmentSyntaxError(message: "'\(text)': a neutral segment is required")
+        }
+        // Segments of one step pool their frames; a frame in two steps' segments would be both (a neutral
+        // face that smiles), which no recording shows.
+        for (i, a) in segments.enumerated() {
+            for b in segments[(i + 1)...] where a.step != b.step && a.start < b.end && b.start < a.end {
+                throw SegmentSyntaxError(
+                    message: "\(a.step.rawValue)=\(format(a.start))-\(format(a.end)) and "
+                        + "\(b.step.rawValue)=\(format(b.start))-\(format(b.end)) overlap: a frame shows one expression")
+            }
         }
         return segments
     }

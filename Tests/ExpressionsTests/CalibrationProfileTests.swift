@@ -317,6 +317,18 @@ struct CalibrationRecorderTests {
         #expect(throws: CalibrationProfile.SegmentSyntaxError.self) { try CalibrationProfile.parseSegments(text) }
     }
 
+    /// A newcomer's finding: overlapping segments of two steps were taken, their frames counted as both.
+    /// Segments of one step may overlap (they pool); touching ends are not an overlap.
+    @Test func segmentsOfTwoStepsMustNotOverlap() throws {
+        do {
+            _ = try CalibrationProfile.parseSegments("neutral=0-1.5,smile=1-2")
+            Issue.record("overlapping segments were taken")
+        } catch let error as CalibrationProfile.SegmentSyntaxError {
+            #expect(error.message == "neutral=0-1.5 and smile=1-2 overlap: a frame shows one expression")
+        }
+        #expect(try CalibrationProfile.parseSegments("neutral=0-1,smile=1-2,neutral=0.5-0.8").count == 3)
+    }
+
     @Test func scheduleLeavesTimeToReact() {
         let s = CalibrationProfile.schedule([.neutral, .smile, .browsUp], secondsPerStep: 3, discard: 0.5)
         #expect(
