@@ -57,8 +57,12 @@ struct DaemonTests {
         let clip = Binaries.fixture("video/noface_face.mov")
         let (daemon, _) = try startDaemon(["--source", clip, "--socket", socket, "--pace", "fast"])
         try waitForSocket(socket)
-        let r = try Binaries.run("winkctl", ["events", "--socket", socket])
+        let r = try Binaries.run("winkctl", ["events", "--socket", socket, "--count", "100"])
         daemon.waitUntilExit()
+        // Fewer events than --count asked for before bye: still 0, with a line saying so.
+        #expect(r.status == 0 && r.stderrLines.count == 1, "\(r.stderr)")
+        #expect(r.stderrLines.first?.hasPrefix("winkctl: events: winkd said bye after ") == true)
+        #expect(r.stderrLines.first?.hasSuffix(" of the 100 events asked for") == true)
         let a = try Binaries.run("winkctl", ["analyze", clip, "--quiet"])
         func summary(_ lines: [String]) -> [String] {
             lines.compactMap { try? JSONDecoder().decode(ExpressionEvent.self, from: Data($0.utf8)) }
