@@ -35,6 +35,10 @@ public final class EventServer: @unchecked Sendable {
         public var byeGracePeriod: Double = 1
         /// `listen(2)` backlog.
         public var backlog: Int32 = 64
+        /// Seconds after which a connected client counts as listening (`listenerCount`, what winkd starts
+        /// its source for), unless it subscribed before. `winkctl status` connects, asks and leaves within
+        /// milliseconds: it opened the camera, or played a short recording to its end, for nobody.
+        public var listenDelay: Double = 0.25
 
         public init(mode: UInt32 = 0o600, maximumClients: Int = 64, queueCapacity: Int = 256,
                     writeTimeout: Double = 5, heartbeatInterval: Double = 10, byeGracePeriod: Double = 1) {
@@ -63,8 +67,8 @@ public final class EventServer: @unchecked Sendable {
     public var eventNames: [String] { lock.withLock { announced.names } }
     public let options: Options
 
-    /// Called on the server thread with the new number of connected clients after each connect and
-    /// disconnect. May be set at any time from any thread; a handler set after `start()` should read
+    /// Called on the server thread with the new number of listening clients (`listenerCount`) when it
+    /// changes: a client that subscribes or stays `Options.listenDelay`, and one of those leaving. May be set at any time from any thread; a handler set after `start()` should read
     /// `clientCount` once, since earlier changes were reported to the handler before it.
     public var onClientCountChange: (@Sendable (Int) -> Void)? {
         get { lock.withLock { countHandler } }
@@ -227,6 +231,14 @@ public final class EventServer: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return clients.count
+    }
+
+    /// The number of listening clients: connected for `Options.listenDelay` seconds, or subscribed sooner.
+    /// A client that only asks for `status` and leaves never counts. Thread-safe.
+    public var listenerCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return clients.values.filter(\.listening).count
     }
 
     /// Starts the server thread. Calling it twice has no effect.
@@ -406,6 +418,7 @@ public final class EventServer: @unchecked Sendable {
         for client in clients {
             if client.hasOutput { deadline = min(deadline, client.progressMark + options.writeTimeout) }
             deadline = min(deadline, client.lastSent + options.heartbeatInterval)
+            if !client.listening { deadline = min(deadline, client.connectedAt + options.listenDelay) }
         }
         lock.unlock()
         return Int32(max(0, min(1000, ((deadline - now) * 1000).rounded(.up))))
@@ -500,6 +513,7 @@ public final class EventServer: @unchecked Sendable {
         do {
             switch try ClientMessage.parse(line) {
             case .subscribe(let id, let events, let coefficients, let analyzers):
+                lock.withLock { client.listening = true }
                 let (current, known) = lock.withLock { (client.subscription, announced.known) }
                 var subscription = current
                 let ok = try subscription.apply(id: id, events: events, coefficients: coefficients,
@@ -590,6 +604,7 @@ public final class EventServer: @unchecked Sendable {
     private func housekeeping(_ client: Client, now: Double) -> Bool {
         lock.lock()
         let stalledSince = client.hasOutput ? client.progressMark : nil
+        if !client.listening && now - client.connectedAt >= options.listenDelay { client.listening = true }
         lock.unlock()
         if let stalledSince, now - stalledSince >= options.writeTimeout {
             client.closeReason = "not reading (no write progress for \(options.writeTimeout) s)"
@@ -627,7 +642,7 @@ public final class EventServer: @unchecked Sendable {
     }
 
     private func reportCount() {
-        let count = clientCount
+        let count = listenerCount
         if count != reportedCount {
             reportedCount = count
             onClientCountChange?(count)
@@ -699,8 +714,11 @@ private final class Client {
     var closeAfterFlush = false
     var closeReason: String?
     var lastSent: Double
+    let connectedAt: Double
+    var listening = false  // (lock) see `EventServer.listenerCount`
 
     init(id: Int, fd: Int32, peer: PeerCredentials?, capacity: Int, now: Double) {
+        connectedAt = now
         self.id = id
         self.fd = fd
         self.peer = peer

@@ -112,7 +112,7 @@ public final class Daemon: SessionHost, @unchecked Sendable {
             observer?.daemonClientsChanged(count: n)
         }
         // Clients that connected while the model loaded were counted before the handler existed.
-        signals.clientCount = server.clientCount
+        signals.clientCount = server.listenerCount
     }
 
     /// A socket directory this user may not create or search: says how to choose another (`--socket`), and,

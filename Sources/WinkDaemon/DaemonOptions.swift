@@ -73,7 +73,8 @@ public struct DaemonOptions: Sendable {
         details: "Without --config, winkd reads the first of $XDG_CONFIG_HOME/winkd/config.json (else "
             + "~/.config/winkd/config.json) and /etc/winkd/config.json that exists, and profile.json beside it when "
             + "no profile is named; --print-config shows the result. The source opens when the first client "
-            + "connects and closes 3 s after the last leaves. SIGHUP reloads the configuration; SIGTERM and SIGINT "
+            + "listens (subscribes, or stays connected 0.25 s; a status question does not count) and closes 3 s "
+            + "after the last leaves. SIGHUP reloads the configuration; SIGTERM and SIGINT "
             + "say bye to every client and exit 0.")
         spec.exitCodes = ExitCode.daemonSummary
         return spec

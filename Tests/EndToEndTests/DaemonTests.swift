@@ -74,6 +74,31 @@ struct DaemonTests {
         #expect(r.stdoutLines.last?.contains("end_of_input") == true)
     }
 
+    /// A newcomer's finding: `winkctl status` on a winkd serving a 2.4 s recording started it with nobody
+    /// listening; it played out within the 3 s linger and winkd exited, so the `events` that followed found
+    /// no daemon (3 runs of 3). A status question starts nothing now.
+    @Test func aStatusQuestionStartsNoSource() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let socket = dir.appendingPathComponent("events.sock").path
+        let (daemon, _) = try startDaemon([
+            "--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--pace", "fast",
+        ])
+        defer {
+            if daemon.isRunning { daemon.terminate() }
+            daemon.waitUntilExit()
+        }
+        try waitForSocket(socket)
+        let status = try Binaries.run("winkctl", ["status", "--socket", socket, "--json"])
+        #expect(status.status == 0 && status.stdout.contains("\"state\":\"idle\""), "\(status.stdout)")
+        usleep(1_000_000)
+        #expect(daemon.isRunning, "winkd played the recording for the status question and exited")
+        let again = try Binaries.run("winkctl", ["status", "--socket", socket, "--json"])
+        #expect(again.stdout.contains("\"state\":\"idle\""), "\(again.stdout)")
+        let r = try Binaries.run("winkctl", ["events", "--socket", socket, "--count", "1"])
+        #expect(r.status == 0 && r.stdout.contains("faceFound"), "\(r.stderr)")
+    }
+
     /// Issue 5 (peak RSS): OpenCV's file codecs drag in ~240 libraries (GDAL, poppler, GStreamer...);
     /// winkd serving a recording must map none of them, only FFmpeg's decoders.
     @Test func servingARecordingLoadsNoImageCodecLibraries() throws {

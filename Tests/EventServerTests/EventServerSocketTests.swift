@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import Glibc
+import Synchronization
 import Testing
 import WinkCore
 
@@ -111,6 +111,36 @@ struct EventServerSocketTests {
         #expect(Self.fields(first)["event"] as? String == "smile")
         #expect(Self.fields(second)["event"] as? String == "blink")
         #expect(try client.nextLine(timeout: 0.1) == nil)
+    }
+
+    /// A newcomer's finding: `winkctl status` (connect, ask, leave) started winkd's source: a camera opened
+    /// for nobody, a short recording played to its end and winkd exited before anyone listened. A client
+    /// counts as listening once it subscribes, or after `listenDelay` connected; one that asks for status
+    /// and leaves first never does.
+    @Test func aStatusClientIsNotAListener() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox)
+        defer { server.stop() }
+        let counts = Mutex<[Int]>([])
+        server.onClientCountChange = { n in counts.withLock { $0.append(n) } }
+        do {
+            let asker = try EventClient(path: sandbox.socket)
+            try asker.send(line: #"{"type":"status","id":2}"#)
+            #expect(Self.type(try asker.nextLine(timeout: 2)) == "status")
+            #expect(server.clientCount == 1 && server.listenerCount == 0)
+        }
+        #expect(Self.waitUntil { server.clientCount == 0 })
+        usleep(400_000)  // past the listen delay: the asker has gone, so it never counted
+        #expect(counts.withLock { $0 }.isEmpty)
+        let subscriber = try EventClient(path: sandbox.socket)
+        try subscriber.subscribe(events: [], coefficients: false)
+        #expect(Self.waitUntil { server.listenerCount == 1 })
+        #expect(Self.waitUntil { counts.withLock { $0 } == [1] })
+        let quiet = try EventClient(path: sandbox.socket)  // says nothing: a listener after 0.25 s
+        #expect(Self.waitUntil { server.clientCount == 2 })
+        #expect(Self.waitUntil { server.listenerCount == 2 })
+        #expect(counts.withLock { $0 } == [1, 2])
+        _ = quiet
     }
 
     /// The coefficient line (52 values a frame) is built only while someone asked for it.
