@@ -5,10 +5,10 @@ import WinkDaemon
 
 /// `winkctl events`: connects to winkd's event socket and prints its lines (NDJSON, exactly as received,
 /// starting with the `hello`) to stdout, one write and flush per line, until interrupted, a `bye` line,
-/// or `--count N` event lines. `--events`/`--coefficients` send a `subscribe` first (its `ok` reply is not
-/// printed). Exit 0 at `bye` (a line on stderr if it came before N events), at N events, or when stdout is
-/// closed; 69 with one stderr line when no winkd listens or the connection ends without `bye`; 64 for an
-/// event name winkd does not know.
+/// or `--count N` event lines. A `subscribe` goes first (every event unless `--events`; coefficients with
+/// `--coefficients`; its `ok` reply is not printed). Exit 0 at `bye` (a line on stderr if it came before N
+/// events), at N events, or when stdout is closed; 69 with one stderr line when no winkd listens or the
+/// connection ends without `bye`; 64 for an event name winkd does not know.
 ///
 /// `--latency`: for every `event` and `coefficients` line, the delay from the frame's capture to the line's
 /// arrival, `CLOCK_MONOTONIC` now minus the line's `t_mono_ns`. At the end (count reached, `bye`, end of
@@ -46,17 +46,16 @@ enum EventsCommand {
         try args.finish()
 
         let client = try EventClient(path: socket)
-        if names != nil || coefficients {
-            let offered = client.hello.events
-            let unknown = (names ?? []).filter { !offered.contains($0) }
-            if !unknown.isEmpty {
-                throw UsageError(
-                    "events: winkd at \(socket) has no event \(unknown.map { "'\($0)'" }.joined(separator: ", "))"
-                        + "; it offers \(offered.joined(separator: ","))")
-            }
-            // Without --events: every event, also those a reload adds (a subscribe without "events").
-            try client.subscribe(events: names, coefficients: coefficients)
+        let offered = client.hello.events
+        let unknown = (names ?? []).filter { !offered.contains($0) }
+        if !unknown.isEmpty {
+            throw UsageError(
+                "events: winkd at \(socket) has no event \(unknown.map { "'\($0)'" }.joined(separator: ", "))"
+                    + "; it offers \(offered.joined(separator: ","))")
         }
+        // Without --events: every event, also those a reload adds (a subscribe without "events"). Always sent:
+        // a subscribed client is a listener at once, so winkd starts its source without waiting 0.25 s.
+        try client.subscribe(events: names, coefficients: coefficients)
         guard measure else { return try relay(client, socket: socket, limit: limit, latency: nil, write: writeLine) }
         let latency = LatencyRecorder()
         // SIGINT: print the summary, then exit 130 (128 + SIGINT) as an interrupted command does.
