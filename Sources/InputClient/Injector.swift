@@ -29,7 +29,21 @@ public final class PrintingInjector: Injector {
 
     public func press(_ key: InputKey) { say("press \(key.name)") }
     public func release(_ key: InputKey) { say("release \(key.name)") }
-    public func run(_ command: [String]) { say("run " + command.joined(separator: " ")) }
+    /// `run` and the arguments, each written as a Swift string literal would show it when it holds a space,
+    /// a quote, a backslash or a control character (a newline in an argument printed a second line that
+    /// read like `press KEY_ENTER`): one line per action, whatever the map holds.
+    public func run(_ command: [String]) { say("run " + command.map(Self.shown).joined(separator: " ")) }
+
+    static func shown(_ argument: String) -> String {
+        let plain = !argument.isEmpty && argument.unicodeScalars.allSatisfy { scalar in
+            scalar.properties.generalCategory != .control && scalar != " " && scalar != "\"" && scalar != "\\"
+                && scalar != "\u{2028}" && scalar != "\u{2029}"
+        }
+        if plain { return argument }
+        let escaped = argument.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "\"", with: "\\\"")
+        return "\"" + visibleControlCharacters(escaped) + "\""
+    }
 
     private func say(_ line: String) {
         guard writeFailure == nil else { return }

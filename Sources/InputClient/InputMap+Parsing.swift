@@ -1,3 +1,4 @@
+import CEvdev
 import EventServer
 import Foundation
 import WinkCore
@@ -194,6 +195,11 @@ extension InputMap {
                     "\(key).\(kind): unknown \(kind) name '\(name)' (names as in linux/input-event-codes.h, e.g. "
                         + "\(kind == "key" ? "KEY_ENTER" : "BTN_LEFT"))"
                 )
+                return nil
+            }
+            // KEY_RESERVED (0) and the range markers KEY_MAX/KEY_CNT name no key: a device cannot send them.
+            guard inputKey.code != 0, inputKey.code < UInt16(KEY_MAX) else {
+                problems.append("\(key).\(kind): '\(name)' is not a key a device sends (code \(inputKey.code))")
                 return nil
             }
             if kind == "button" {

@@ -124,6 +124,22 @@ struct InputMapTests {
         }
     }
 
+    /// A newcomer's findings: KEY_RESERVED and KEY_MAX were taken as keys; a dry run printed a command's
+    /// argument holding a newline as two lines, the second reading like an action.
+    @Test func noKeyCodesAndOneLinePerDryRunAction() throws {
+        for name in ["KEY_RESERVED", "KEY_MAX", "KEY_CNT"] {
+            let json = #"{"mappings": [{"event": "blink", "action": {"key": ""# + name + #""}}]}"#
+            #expect(throws: InputError.self, "\(name)") { try InputMap.parse(Data(json.utf8)) }
+        }
+        #expect(try InputMap.parse(Data(#"{"mappings": [{"event": "blink", "action": {"key": "KEY_ESC"}}]}"#.utf8))
+            .keys.map(\.code) == [1])
+        var lines: [String] = []
+        let printer = PrintingInjector { lines.append($0); return nil }
+        printer.run(["echo", "hi\npress KEY_ENTER"])
+        printer.run(["notify-send", "two words", "a\"quote\\", "plain"])
+        #expect(lines == [#"run echo "hi\npress KEY_ENTER""#, #"run notify-send "two words" "a\"quote\\" plain"#])
+    }
+
     @Test func invalidMapExits78WithOneLinePerProblem() {
         do {
             _ = try InputMap.parse(
