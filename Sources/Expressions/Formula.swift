@@ -130,7 +130,13 @@ public indirect enum Formula: Sendable, Equatable, CustomStringConvertible {
             var lhs = try factor()
             while let c = peek(), c == "*" || c == "/" {
                 index += 1
+                let start = index
                 let rhs = try factor()
+                // A divisor of constants that is 0 makes the row 0 for ever (evaluation maps x/0 to 0):
+                // "mouthSmileLeft / 0" was taken, and its row never fired.
+                if c == "/", rhs.inputs.isEmpty, rhs.raw(BlendShapeCoefficients()) == 0 {
+                    throw ParseError(message: "division by zero", position: start)
+                }
                 lhs = c == "*" ? .multiply(lhs, rhs) : .divide(lhs, rhs)
             }
             return lhs

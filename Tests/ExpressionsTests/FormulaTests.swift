@@ -23,7 +23,7 @@ struct FormulaTests {
         #expect(try Formula(parsing: "3 * mouthSmileLeft").evaluate(c) == 1)  // clamped
         #expect(try Formula(parsing: "-mouthSmileLeft").evaluate(c) == 0)
         #expect(abs(try Formula(parsing: "abs(mouthSmileRight - mouthSmileLeft)").evaluate(c) - 0.4) < 1e-6)
-        #expect(try Formula(parsing: "jawOpen / 0").evaluate(c) == 0)
+        #expect(try Formula(parsing: "jawOpen / eyeBlinkLeft").evaluate(c) == 0)  // a divisor that is 0 now
     }
 
     /// Found by a newcomer: 30,000 nested parentheses overflowed the parser's stack (exit 139).
@@ -37,8 +37,14 @@ struct FormulaTests {
         #expect(try Formula(parsing: fine) == .coefficient(.jawOpen))
     }
 
-    @Test func rejectsUnknownNamesAndBadSyntax() {
+    @Test func rejectsUnknownNamesAndBadSyntax() throws {
         #expect(throws: Formula.ParseError.self) { try Formula(parsing: "eyeBlinkMiddle") }
+        // A newcomer's finding: a constant divisor of 0 was taken, and the row never fired.
+        for zero in ["mouthSmileLeft / 0", "jawOpen / (1 - 1)", "jawOpen / -0", "1 / (2 * 0)"] {
+            #expect(throws: Formula.ParseError.self, "\(zero)") { try Formula(parsing: zero) }
+        }
+        #expect(try Formula(parsing: "jawOpen / (1 - eyeBlinkLeft)").evaluate(BlendShapeCoefficients()) == 0)
+        #expect(try Formula(parsing: "jawOpen / 0.5") == .divide(.coefficient(.jawOpen), .constant(0.5)))
         #expect(throws: Formula.ParseError.self) { try Formula(parsing: "min(jawOpen") }
         #expect(throws: Formula.ParseError.self) { try Formula(parsing: "jawOpen jawOpen") }
         #expect(throws: Formula.ParseError.self) { try Formula(parsing: "sqrt(jawOpen)") }
