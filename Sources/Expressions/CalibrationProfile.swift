@@ -108,7 +108,20 @@ extension CalibrationProfile: Codable {
                 forKey: .neutral, in: c,
                 debugDescription: "\(name): expected a positive number, got \(plainNumber(neutral[keyPath: key]))")
         }
-        expressions = try c.decodeIfPresent([Step: FaceMeasures].self, forKey: .expressions) ?? [:]
+        // By name first, so that a misspelt step is named ("expressions: 'smil' is not a step ..."); decoded as
+        // [Step: FaceMeasures] it read "Could not convert key to type Step".
+        var named: [Step: FaceMeasures] = [:]
+        let raw = try c.decodeIfPresent([String: FaceMeasures].self, forKey: .expressions) ?? [:]
+        for (name, measures) in raw.sorted(by: { $0.key < $1.key }) {
+            guard let step = Step(rawValue: name) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .expressions, in: c,
+                    debugDescription: "'\(name)' is not a step (known: "
+                        + Step.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+            }
+            named[step] = measures
+        }
+        expressions = named
         if expressions[.neutral] != nil {
             throw DecodingError.dataCorruptedError(
                 forKey: .expressions, in: c,

@@ -172,6 +172,27 @@ struct CalibrationProfileTests {
         }
     }
 
+    /// A newcomer's finding: a misspelt step read "expressions.smil: Could not convert key to type Step".
+    @Test func aMisspeltStepIsNamed() throws {
+        var object = try #require(
+            try JSONSerialization.jsonObject(
+                with: CalibrationProfile(neutral: neutral, expressions: [.smile: neutral]).encoded()) as? [String: Any])
+        object["expressions"] = ["smil": object["neutral"]!]
+        let path = temporaryPath("misspelt.json")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        #expect {
+            try CalibrationProfile.load(path: path)
+        } throws: { error in
+            (error as? CalibrationProfileError)?.description == path
+                + ": not a valid calibration profile: expressions: 'smil' is not a step (known: neutral, eyesClosed, "
+                + "winkLeft, winkRight, smile, mouthOpen, browsUp)"
+        }
+        object["expressions"] = ["smile": object["neutral"]!]
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        #expect(try CalibrationProfile.load(path: path).expressions.keys.map(\.rawValue) == ["smile"])
+    }
+
     @Test func aMeasureThatIsNotANumberIsNamed() throws {
         var object = try #require(
             try JSONSerialization.jsonObject(
