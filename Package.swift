@@ -93,9 +93,7 @@ let package = Package(
         // that do not capture are not built and linked against Capture (libv4l2, FFmpeg, OpenCV).
         .target(name: "CaptureTestSupport", dependencies: ["Capture", "WinkCore"], path: "Tests/CaptureTestSupport"),
         .testTarget(name: "WinkCoreTests", dependencies: ["WinkCore"]),
-        .testTarget(
-            name: "CaptureTests", dependencies: ["WinkCore", "CaptureTestSupport", "Capture", "CVideoCaptureReference"],
-            exclude: ["Resources"]),
+        .testTarget(name: "CaptureTests", dependencies: ["WinkCore", "CaptureTestSupport", "Capture", "CVideoCaptureReference"]),
         .testTarget(name: "FaceTrackingTests", dependencies: ["TestSupport", "FaceTracking", "Capture"]),
         .testTarget(name: "ExpressionsTests", dependencies: ["TestSupport", "Expressions"]),
         .testTarget(name: "EventServerTests", dependencies: ["TestSupport", "EventServer"]),

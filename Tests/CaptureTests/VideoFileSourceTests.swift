@@ -336,17 +336,23 @@ struct VideoFileSourceTests {
         #expect(frames == 3)
     }
 
-    /// A cover picture stored as the first video stream (Resources/README.md) was read as the whole file:
-    /// one 32x32 frame, no face, no word. The film is read, as FFmpeg's own tools choose it.
+    /// A cover picture stored as the first video stream was read as the whole file: one frame, no face, no
+    /// word. The film is read, as FFmpeg's own tools choose it. Here an AVI made of two fixture photos: stream 0
+    /// one 360x480 picture (the cover), stream 1 ten frames of a 500x375 photo at 10 fps (Motion JPEG).
     @Test func aCoverPictureBeforeTheFilmIsPassedOver() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Resources/cover-first.mkv")
+        let photos = Self.videos.deletingLastPathComponent().appendingPathComponent("images/dlib")
+        let cover = try Data(contentsOf: photos.appendingPathComponent("2008_001009.jpg"))
+        let film = try Data(contentsOf: photos.appendingPathComponent("2007_007763.jpg"))
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("cover-first-\(getpid()).avi")
+        defer { try? FileManager.default.removeItem(at: url) }
+        try Self.motionJPEGAVI(streams: [(360, 480, [cover]), (500, 375, Array(repeating: film, count: 10))])
+            .write(to: url)
         let source = try VideoFileSource(path: url.path)
-        #expect(source.width == 64 && source.height == 48)
+        #expect(source.width == 500 && source.height == 375)
         let buffer = PixelBuffer()
         var times: [Double] = []
         while let info = try source.read(into: buffer) {
-            #expect(buffer.width == 64 && buffer.height == 48)
+            #expect(buffer.width == 500 && buffer.height == 375)
             times.append(info.time)
         }
         #expect(times.count == 10)
@@ -355,9 +361,46 @@ struct VideoFileSourceTests {
         #expect(!source.isStill)
     }
 
+    /// A RIFF AVI (no index) of Motion JPEG video streams at 10 fps, each of its size and JPEG frames, the
+    /// streams' chunks one after the other ('00dc', then '01dc', ...).
+    static func motionJPEGAVI(streams: [(width: Int, height: Int, frames: [Data])]) -> Data {
+        func le(_ values: [Int], _ bytes: Int) -> Data {
+            var d = Data()
+            for v in values { for i in 0..<bytes { d.append(UInt8((UInt64(bitPattern: Int64(v)) >> (8 * i)) & 0xff)) } }
+            return d
+        }
+        func chunk(_ tag: String, _ body: Data) -> Data {
+            Data(tag.utf8) + le([body.count], 4) + body + (body.count % 2 == 1 ? Data([0]) : Data())
+        }
+        func list(_ kind: String, _ body: Data) -> Data { chunk("LIST", Data(kind.utf8) + body) }
+        let first = streams[0]
+        // avih: µs per frame, max bytes/s, padding, flags, frames, initial frames, streams, buffer, size, reserved.
+        var header = chunk("avih", le([100_000, 0, 0, 0, first.frames.count, 0, streams.count, 0, first.width,
+                                         first.height, 0, 0, 0, 0], 4))
+        for s in streams {
+            // strh: type, handler, flags, priority+language, initial frames, scale, rate (10/1), start, length,
+            // buffer, quality (-1), sample size, frame rectangle.
+            let strh = Data("vidsMJPG".utf8) + le([0], 4) + le([0, 0], 2)
+                + le([0, 1, 10, 0, s.frames.count, 0, -1, 0], 4) + le([0, 0, s.width, s.height], 2)
+            // strf: BITMAPINFOHEADER.
+            let strf = le([40, s.width, s.height], 4) + le([1, 24], 2) + Data("MJPG".utf8)
+                + le([s.width * s.height * 3, 0, 0, 0, 0], 4)
+            header += list("strl", chunk("strh", strh) + chunk("strf", strf))
+        }
+        var movi = Data()
+        for (i, s) in streams.enumerated() {
+            for frame in s.frames { movi += chunk(String(format: "%02ddc", i), frame) }
+        }
+        let body = Data("AVI ".utf8) + list("hdrl", header) + list("movi", movi)
+        return Data("RIFF".utf8) + le([body.count], 4) + body
+    }
+
     /// Only a file of one picture is still: the fixture videos are not, a photo FFmpeg reads by its content is.
     @Test func onlyAFileOfOnePictureIsStill() throws {
-        for name in Self.names { #expect(try VideoFileSource(path: Self.videos.appendingPathComponent(name).path).isStill == false, "\(name)") }
+        for name in Self.names {
+            let video = try VideoFileSource(path: Self.videos.appendingPathComponent(name).path)
+            #expect(!video.isStill, "\(name)")
+        }
         let photo = Self.videos.deletingLastPathComponent().appendingPathComponent("images/dlib/2007_007763.jpg")
         #expect(try VideoFileSource(path: photo.path).isStill)
     }
