@@ -49,6 +49,16 @@ final class RawClient {
         return true
     }
 
+    /// Sends `daemon` SIGHUP and reads until its `reload_ok` or `reload_failed` status: that status line (nil if
+    /// none came), the last lines read, and whether frames (coefficient lines) still come after it.
+    func reload(_ daemon: Process) -> (status: String?, lines: [String], framesAfter: Bool) {
+        kill(daemon.processIdentifier, SIGHUP)
+        let lines = read(until: { $0.contains { $0.contains("reload_") } })
+        let after = read(until: { $0.contains { $0.contains("\"coefficients\"") } })
+        return (lines.first { $0.contains("\"reload_") }, Array(lines.suffix(3)),
+                after.contains { $0.contains("\"coefficients\"") })
+    }
+
     /// Lines read until `condition` holds for the lines so far or the peer closes, for something winkd is
     /// expected to send: it returns as soon as that comes, and waits at most `Wait.generous`.
     func read(until condition: ([String]) -> Bool) -> [String] {

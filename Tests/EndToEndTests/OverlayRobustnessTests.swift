@@ -128,18 +128,16 @@ struct OverlayRobustnessTests {
         ]
         for (image, reason) in cases {
             _ = try writeLayout(image: image, in: dir)
-            kill(daemon.processIdentifier, SIGHUP)
-            let lines = client.read(until: { $0.contains { $0.contains("reload_") } })
-            let failure = try #require(lines.first { $0.contains("\"reload_failed\"") }, "\(image): \(lines.suffix(3))")
+            let reload = client.reload(daemon)
+            let failure = try #require(reload.status, "\(image): \(reload.lines)")
+            #expect(failure.contains("\"reload_failed\""), "\(failure)")
             #expect(failure.contains("overlay.layout: \(image): \(reason) (image of layers[0])"), "\(failure)")
-            let after = client.read(until: { $0.contains { $0.contains("\"coefficients\"") } })
-            #expect(after.contains { $0.contains("\"coefficients\"") }, "no frames after \(image): \(after.suffix(3))")
+            #expect(reload.framesAfter, "no frames after \(image)")
         }
         // The old layout is still in use: putting the good image back reloads.
         _ = try writeLayout(image: Self.sunglasses, in: dir)
-        kill(daemon.processIdentifier, SIGHUP)
-        let good = client.read(until: { $0.contains { $0.contains("reload_") } })
-        #expect(good.contains { $0.contains("\"reload_ok\"") }, "\(good.suffix(3))")
+        let good = client.reload(daemon)
+        #expect(good.status?.contains("\"reload_ok\"") == true, "\(good.lines)")
         daemon.terminate()
         daemon.waitUntilExit()
         #expect(daemon.terminationStatus == 0)

@@ -136,12 +136,10 @@ struct StreamFailureTests {
         #expect(client.subscribeToEverything())
         try FileManager.default.removeItem(at: config)
         #expect(mkfifo(config.path, 0o644) == 0)
-        kill(daemon.processIdentifier, SIGHUP)
-        let lines = client.read(until: { $0.contains { $0.contains("reload_") } })
-        let failure = try #require(lines.first { $0.contains("\"reload_failed\"") }, "\(lines.suffix(3))")
-        #expect(failure.contains("not a regular file (a FIFO)"), "\(failure)")
-        let after = client.read(until: { $0.contains { $0.contains("\"coefficients\"") } })
-        #expect(after.contains { $0.contains("\"coefficients\"") }, "no frames after the reload")
+        let reload = client.reload(daemon)
+        let failure = try #require(reload.status, "\(reload.lines)")
+        #expect(failure.contains("\"reload_failed\"") && failure.contains("not a regular file (a FIFO)"), "\(failure)")
+        #expect(reload.framesAfter, "no frames after the reload")
         #expect(stop(daemon) == 0)
     }
 
