@@ -254,7 +254,9 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
             write_message(message, message_len, "cannot read its streams (" + av_error(r) + ")");
             return WM_NOT_MEDIA;
         }
-        v->stream = wink_media::main_video_stream(v->format, path);
+        // One second look at the file answers both which stream is the film and whether it is one picture.
+        const wink_media::PacketCount look = wink_media::count_packets(path, 512);
+        v->stream = wink_media::main_video_stream(v->format, path, &look);
         if (v->stream < 0) {
             write_message(message, message_len, "no video stream in it");
             return WM_NOT_MEDIA;
@@ -298,10 +300,9 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
         v->pending = true;
         if (wm_video_is_image(v.get())) {
             v->single_picture = true;
-        } else {  // a one-frame GIF or video: one packet of its stream, then the end (a second look at the file)
-            const wink_media::PacketCount count = wink_media::count_packets(path, 64);
-            v->single_picture = count.ended && static_cast<size_t>(v->stream) < count.per_stream.size() &&
-                                count.per_stream[v->stream] == 1;
+        } else {  // a one-frame GIF or video: one packet of its stream, then the end
+            v->single_picture = look.ended && static_cast<size_t>(v->stream) < look.per_stream.size() &&
+                                look.per_stream[v->stream] == 1;
         }
         const cv::Mat &first = v->upright();
         v->width = first.cols;

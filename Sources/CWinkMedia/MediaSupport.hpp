@@ -35,8 +35,8 @@ inline std::string av_error(int code) {
 /// stream was read as the whole file then (one frame, no face, not a word), and FFmpeg's
 /// `av_find_best_stream` prefers a track flagged default, which a cover can be. So: `attached_pic` streams
 /// are passed over (unless there is nothing else), and of several video tracks the one with the most
-/// packets among the file's first 512 is the film (a second look at the file, only when there are
-/// several). Reader and writer ask the same question, so the overlay's audio is aligned to the frames read.
+/// packets among the file's first 512 is the film (`look`, the caller's count of them, or a second look at
+/// the file, only when there are several). Reader and writer ask the same question, so the overlay's audio is aligned to the frames read.
 /// Packets of each stream among the first `limit` packets of the file at `path` (a second, independent
 /// look: the caller's context is not moved), and whether the file ended within them. Empty if it cannot be
 /// opened.
@@ -67,7 +67,7 @@ inline PacketCount count_packets(const char *path, int limit) {
     return count;
 }
 
-inline int main_video_stream(AVFormatContext *format, const char *path) {
+inline int main_video_stream(AVFormatContext *format, const char *path, const PacketCount *look = nullptr) {
     std::vector<int> tracks, pictures;
     for (unsigned i = 0; i < format->nb_streams; i++) {
         const AVStream *s = format->streams[i];
@@ -76,7 +76,7 @@ inline int main_video_stream(AVFormatContext *format, const char *path) {
     }
     if (tracks.empty()) return pictures.empty() ? -1 : pictures.front();
     if (tracks.size() == 1) return tracks.front();
-    const PacketCount count = count_packets(path, 512);
+    const PacketCount count = look ? *look : count_packets(path, 512);
     auto packets = [&](int i) { return static_cast<size_t>(i) < count.per_stream.size() ? count.per_stream[i] : 0; };
     int best = tracks.front();
     for (int i : tracks)

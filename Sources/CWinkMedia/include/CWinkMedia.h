@@ -53,7 +53,7 @@ int64_t wm_video_expected_frames(const wm_video *video);
 /// recognised the content: a PNG or JPEG without a telling extension), else 0.
 int wm_video_is_image(const wm_video *video);
 /// 1 when the file holds one picture: read as a still image (`wm_video_is_image`), or its video stream
-/// holds a single packet and the file ends within its first 64 packets (a one-frame GIF, a TGA, a video of
+/// holds a single packet and the file ends within its first 512 packets (a one-frame GIF, a TGA, a video of
 /// one frame), else 0. Such a file is one instant, judged as a photo is.
 int wm_video_is_single_picture(const wm_video *video);
 /// The video stream's frame count as its container declares it exactly (an MP4's sample count), or 0.
