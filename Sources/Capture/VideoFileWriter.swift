@@ -126,14 +126,18 @@ public final class VideoFileWriter: FrameSink {
     /// Appends the BGR plane of `buffer`, which must have the writer's size, shown at `time` seconds from the
     /// first frame (negative: frame count / rate). A time not after the last frame's is moved 1/60000 s
     /// after it.
-    /// - Throws: `VideoWriteError.internal` for a frame of another size or a finished writer,
+    /// - Throws: `VideoWriteError.internal` for a frame of another size or without colour, or a finished writer,
     ///   `.writeFailed` (exit 74) when writing fails (the file is removed).
     public func write(_ buffer: PixelBuffer, time: Double) throws {
         guard let handle else { throw VideoWriteError(.internal, subject: path, reason: "the video writer is closed") }
-        guard buffer.wantsColor, buffer.width == width, buffer.height == height else {
+        guard buffer.width == width, buffer.height == height else {
             let size = "\(buffer.width)x\(buffer.height)"
             throw VideoWriteError(.internal, subject: path,
                                   reason: "frame \(frameCount) is \(size), expected \(width)x\(height)")
+        }
+        guard buffer.wantsColor else {
+            throw VideoWriteError(.internal, subject: path,
+                                  reason: "frame \(frameCount) has no colour plane (a grey-only PixelBuffer)")
         }
         var message = [CChar](repeating: 0, count: 256)
         let status = wm_writer_write(handle, buffer.bgr, Int32(3 * width), time, &message, message.count)
