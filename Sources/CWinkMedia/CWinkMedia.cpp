@@ -353,6 +353,23 @@ int64_t wm_video_declared_frames(const wm_video *video) {
     return n > 0 ? n : 0;
 }
 
+double wm_video_declared_seconds(const wm_video *video) {
+    if (!video || !video->format || video->stream < 0) return 0;
+    const AVStream *stream = video->format->streams[video->stream];
+    if (stream->duration > 0 && stream->time_base.num > 0 && stream->time_base.den > 0) {
+        return static_cast<double>(stream->duration) * av_q2d(stream->time_base);
+    }
+    // The container's duration counts from its own start; frame times count from the stream's.
+    const AVFormatContext *format = video->format;
+    if (format->duration <= 0 || format->duration_estimation_method == AVFMT_DURATION_FROM_BITRATE) return 0;
+    double seconds = static_cast<double>(format->duration) / AV_TIME_BASE;
+    if (format->start_time != AV_NOPTS_VALUE && stream->start_time != AV_NOPTS_VALUE) {
+        seconds -= static_cast<double>(stream->start_time) * av_q2d(stream->time_base)
+                   - static_cast<double>(format->start_time) / AV_TIME_BASE;
+    }
+    return seconds > 0 ? seconds : 0;
+}
+
 int64_t wm_video_damaged_packets(const wm_video *video) { return video ? video->damaged : 0; }
 
 int64_t wm_video_packets_read(const wm_video *video) { return video ? video->packets : 0; }

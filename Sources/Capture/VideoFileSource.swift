@@ -30,6 +30,10 @@ public final class VideoFileSource: FrameSource {
     private var reachedEnd = false
     /// The video packets read from the file by the end (one per frame stored).
     private var packetsRead = 0
+    /// The stream's duration its container declares, in seconds (0: it does not say).
+    private var declaredSeconds: Double = 0
+    /// The time of the last frame decoded, in seconds from the stream's start (nil: none yet).
+    private var lastFrameSeconds: Double?
 
     /// Opens `path` and decodes its first frame to prove it is a video.
     /// - Throws: `CaptureError` `.missing`/`.unreadable` (exit 66) or `.notMedia` (exit 65).
@@ -51,6 +55,7 @@ public final class VideoFileSource: FrameSource {
         height = Int(h)
         nominalFrameRate = fps > 0 ? fps : nil
         declaredFrames = Int(wm_video_declared_frames(handle))
+        declaredSeconds = wm_video_declared_seconds(handle)
         isStill = wm_video_is_single_picture(handle) != 0
     }
 
@@ -69,9 +74,10 @@ public final class VideoFileSource: FrameSource {
     /// See `FrameSource.damage`. "3 damaged packets skipped or concealed (later frames are numbered as
     /// decoded)": packets the decoder refused, and frames it decoded only in part (it said so in its log),
     /// "reading stopped early: Invalid data found when processing input", "it holds 30 of the 72 frames its
-    /// container declares (truncated?)", joined by "; ". The shortfall counts the packets in the file,
-    /// not the frames shown: an MP4 edit list legitimately hides a few of them (no_face.mp4 shows 95 of its
-    /// 98, as FFmpeg's own tools do).
+    /// container declares (truncated?)" or, for a container that counts no frames, "its frames end at 1.7 s
+    /// of the 2.4 s its container declares (truncated?)", joined by "; ". The frame shortfall counts the
+    /// packets in the file, not the frames shown: an MP4 edit list legitimately hides a few of them
+    /// (no_face.mp4 shows 95 of its 98, as FFmpeg's own tools do).
     public var damage: String? {
         var parts: [String] = []
         if damagedPackets > 0 {
@@ -81,8 +87,25 @@ public final class VideoFileSource: FrameSource {
         if let readError { parts.append("reading stopped early: \(readError)") }
         if reachedEnd && declaredFrames > 0 && packetsRead < declaredFrames {
             parts.append("it holds \(packetsRead) of the \(declaredFrames) frames its container declares (truncated?)")
+        } else if reachedEnd, declaredFrames == 0, let shown = shortfall {
+            parts.append(shown)
         }
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+
+    /// For a container that counts no frames (MKV, WebM): "its frames end at 1.7 s of the 2.4 s its container
+    /// declares (truncated?)" when the last frame (plus one frame's time at the nominal rate) ends at least
+    /// 0.5 s and 10% short of the declared duration; nil otherwise. The margins leave a video track a
+    /// little shorter than its audio, which the file's duration also counts, unremarked.
+    private var shortfall: String? {
+        guard declaredSeconds > 0 else { return nil }
+        let frame = 1 / (nominalFrameRate ?? 30)
+        let end = (lastFrameSeconds ?? 0) + frame
+        let missing = declaredSeconds - end
+        guard missing >= 0.5 && missing >= 0.1 * declaredSeconds else { return nil }
+        func seconds(_ s: Double) -> String { "\((s * 10).rounded() / 10) s" }
+        return "its frames end at \(seconds(end)) of the \(seconds(declaredSeconds)) its container declares "
+            + "(truncated?)"
     }
 
     /// Reads the decoder's reason for stopping early, at the end (reading stops at a read error).
@@ -125,6 +148,7 @@ public final class VideoFileSource: FrameSource {
         default: throw CaptureError(.internal, subject: name, reason: "decoder failed at frame \(index)")
         }
         if firstMilliseconds == nil { firstMilliseconds = ms }
+        lastFrameSeconds = max(lastFrameSeconds ?? 0, ms / 1000)
         var time = (ms - (firstMilliseconds ?? 0)) / 1000
         // Some containers report no or repeated timestamps: keep time strictly increasing.
         if !(time > lastTime) {

@@ -316,6 +316,42 @@ struct VideoFileSourceTests {
         #expect(quiet.damage?.hasSuffix(skipped) == true, "\(quiet.frames) frames, \(quiet.damage ?? "no damage said")")
     }
 
+    /// A container that counts no frames (Matroska) and was cut short said nothing: its frames ended early
+    /// and the run reported a whole file. Its declared duration tells it now; a whole one says nothing, its
+    /// audio track (which the file's duration also counts) included.
+    @Test func aMatroskaFileCutShortSaysSo() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-mkvcut-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = Self.videos.appendingPathComponent("single_face.mp4").path
+        let whole = dir.appendingPathComponent("whole.mkv")
+        let source = try VideoFileSource(path: input)
+        let writer = try VideoFileWriter(path: whole.path, width: source.width, height: source.height,
+                                         framesPerSecond: 30, audioFrom: input)
+        let buffer = PixelBuffer(wantsColor: true)
+        while let info = try source.read(into: buffer) { try writer.write(buffer, time: info.time) }
+        try writer.finish()
+        func readAll(_ url: URL) throws -> (frames: Int, damage: String?) {
+            let source = try VideoFileSource(path: url.path)
+            let buffer = PixelBuffer()
+            var frames = 0
+            while (try source.read(into: buffer)) != nil { frames += 1 }
+            source.close()
+            return (frames, source.damage)
+        }
+        let read = try readAll(whole)
+        #expect(read.frames == 72 && read.damage == nil, "\(read)")
+        let data = try Data(contentsOf: whole)
+        let cut = dir.appendingPathComponent("cut.mkv")
+        try data.prefix(data.count * 6 / 10).write(to: cut)
+        let short = try readAll(cut)
+        #expect(short.frames > 0 && short.frames < 60, "\(short.frames) frames")
+        // 72 frames at 30 fps: the container declares 2.4 s.
+        let said = try #require(short.damage)
+        #expect(said.hasPrefix("its frames end at "), "\(said)")
+        #expect(said.hasSuffix(" of the 2.4 s its container declares (truncated?)"), "\(said)")
+    }
+
     /// A newcomer's finding: a video of non-square pixels (320x360 stored, 2:1 pixels) was read at its stored
     /// size, so faces were squashed and not found. Frames now come at the size players show.
     @Test func nonSquarePixelsAreShownSquare() throws {

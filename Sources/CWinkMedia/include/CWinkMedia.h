@@ -58,6 +58,11 @@ int wm_video_is_image(const wm_video *video);
 int wm_video_is_single_picture(const wm_video *video);
 /// The video stream's frame count as its container declares it exactly (an MP4's sample count), or 0.
 int64_t wm_video_declared_frames(const wm_video *video);
+/// The video stream's duration in seconds as its container declares it, counted from the stream's first
+/// frame (the stream's own duration, else the file's, unless FFmpeg only estimated that from the bit rate),
+/// or 0 when it does not say. Compared with the frames' times at the end, it tells a file cut short whose
+/// container counts no frames (an MKV, a WebM).
+double wm_video_declared_seconds(const wm_video *video);
 /// Packets the decoder refused and decoding errors so far (damaged data; each such packet's frame is
 /// skipped, so later frames are numbered as decoded).
 int64_t wm_video_damaged_packets(const wm_video *video);
