@@ -38,7 +38,7 @@ extension InputMap {
         } catch {
             throw InputError(.invalidMap(problems: ["not valid JSON"]), subject: path, reason: "not valid JSON")
         }
-        var problems: [String] = []
+        var problems = JSONDuplicateKeys.find(in: data)
         let map = parse(root, problems: &problems)
         guard problems.isEmpty, let map else {
             throw InputError(.invalidMap(problems: problems), subject: path, reason: problems.first ?? "invalid")

@@ -118,6 +118,9 @@ public struct OverlayLayout: Sendable, Equatable {
         } catch {
             throw OverlayError(.badLayout, subject: name, reason: "not a layout: \(error)")
         }
+        if let repeated = JSONDuplicateKeys.find(in: json).first {
+            throw OverlayError(.badLayout, subject: name, reason: repeated)
+        }
         layers = file.layers.map { layer in
             var resolved = layer
             if !layer.image.hasPrefix("/") {

@@ -130,6 +130,7 @@ public struct Configuration: Sendable {
             throw Invalid(path: path, problems: ["not valid JSON (\(describeJSONError(error)))"])
         }
         var c = Configuration()
+        problems.append(contentsOf: JSONDuplicateKeys.find(in: data))
         for key in root.keys.sorted() where !knownKeys.contains(key) {
             problems.append("\(key): unknown key (known: \(knownKeys.sorted().joined(separator: ", ")))")
         }

@@ -55,6 +55,9 @@ public struct ClipLabels: Sendable {
         guard let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw LabelsError(path: path, reason: "not a JSON object", exitCode: .dataError)
         }
+        if let repeated = JSONDuplicateKeys.find(in: data).first {
+            throw LabelsError(path: path, reason: repeated, exitCode: .dataError)
+        }
         func fail(_ key: String, _ expected: String) -> LabelsError {
             LabelsError(path: path, reason: "\(key): expected \(expected)", exitCode: .dataError)
         }

@@ -100,6 +100,19 @@ struct InputMapTests {
                 #expect(error.description.contains("interval: expected at least 10 milliseconds"), "\(error)")
             }
         }
+        // A mapping's second "action" was dropped without a word (JSON keeps one of them).
+        #expect(
+            throws: InputError(
+                .invalidMap(problems: [
+                    "mappings[0].action: given twice in one object (lines 1 and 1); JSON keeps only one of them"
+                ]), subject: "m.json",
+                reason: "mappings[0].action: given twice in one object (lines 1 and 1); JSON keeps only one of them")
+        ) {
+            try InputMap.parse(
+                Data(#"{"mappings": [{"event": "smile", "action": {"key": "KEY_A"}, "action": {"key": "KEY_B"}}]}"#
+                    .utf8),
+                path: "m.json")
+        }
         let names = try InputMap.parse(
             Data(
                 (#"{"mappings": [{"event": "brow-raise", "action": {"key": "KEY_A"}},"#

@@ -66,6 +66,25 @@ struct ConfigurationTests {
         } catch { Issue.record("wrong error \(error)") }
     }
 
+    /// A second "quality" section (or a row's second "enter") was dropped without a word: JSON keeps one.
+    @Test func aKeyGivenTwiceIsRefusedNamingIt() {
+        do {
+            _ = try parse(
+                """
+                {"quality": {"maximumYaw": 30},
+                 "analyzers": [{"event": "smile", "enter": 0.5, "enter": 0.6}],
+                 "quality": {"minimumFaceSize": 40}}
+                """)
+            Issue.record("expected Configuration.Invalid")
+        } catch let e as Configuration.Invalid {
+            let lines = e.description.split(separator: "\n").map(String.init)
+            #expect(e.exitCode == .configuration)
+            let repeated = "c.json: quality: given twice in one object (lines 1 and 3); JSON keeps only one of them"
+            #expect(lines.contains(repeated), "\(lines)")
+            #expect(lines.contains { $0.contains("analyzers[0].enter: given twice in one object (lines 2 and 2)") })
+        } catch { Issue.record("wrong error \(error)") }
+    }
+
     @Test func notJSONIsOneLine() {
         #expect(throws: Configuration.Invalid.self) { try parse("{not json") }
         #expect(throws: Configuration.Invalid.self) { try parse("[1, 2]") }

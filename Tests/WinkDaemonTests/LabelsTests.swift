@@ -73,6 +73,17 @@ struct LabelsTests {
     /// A newcomer's finding: wrong types and ranges were taken silently and scored wrongly ("mirrored":
     /// "true" was ignored, scoring a mirrored wink clip 0.667; "frames": 0 made every label a miss and a
     /// false positive). Each is refused (65) naming the key and the entry.
+    /// A second "events" list dropped the first one's labels without a word.
+    @Test func aKeyGivenTwiceIsRefused() throws {
+        let json = #"{"video": "/x.mp4", "frames": 50, "face": [[0, 49]], "events": [], "events": []}"#
+        #expect(throws: LabelsError.self) { try labels(json) }
+        do {
+            _ = try labels(json)
+        } catch let error as LabelsError {
+            #expect(error.reason == "events: given twice in one object (lines 1 and 1); JSON keeps only one of them")
+        }
+    }
+
     @Test func badFieldsAreRefusedNamingTheKey() throws {
         let base = #""video": "/x.mp4", "face": [[0, 49]]"#
         let wholeOrZero = "expected a whole number, 0 or more"

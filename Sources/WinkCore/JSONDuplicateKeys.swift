@@ -1,0 +1,160 @@
+import Foundation
+
+/// Finds keys given twice in one JSON object, which Foundation's parsers accept silently, keeping one of the
+/// values: a configuration with two `"quality"` sections, or an analyzer row with two `"enter"`s, lost
+/// the other without a word. RFC 8259, section 4: names within an object "SHOULD be unique"; software that
+/// reads people's settings should say when they are not.
+///
+/// Thread-safe (no state).
+public enum JSONDuplicateKeys {
+    /// One line per key repeated within one object, in the order the repeats appear, e.g.
+    /// `quality: given twice in one object (lines 4 and 12); JSON keeps only one of them`, or
+    /// `analyzers[2].enter: ...` for a key inside an array's element. Line numbers count from 1.
+    ///
+    /// `data` should already have parsed as JSON; on text that is not JSON the scan stops where the text stops
+    /// making sense and returns what it found before (it never traps). Keys are compared after their escapes
+    /// are decoded (`"a"` and `"\u0061"` are the same key).
+    public static func find(in data: Data) -> [String] {
+        var scanner = Scanner(bytes: [UInt8](data))
+        scanner.skipSpace()
+        scanner.value(path: "")
+        return scanner.found
+    }
+
+    private struct Scanner {
+        let bytes: [UInt8]
+        var at = 0
+        var line = 1
+        var found: [String] = []
+        /// Nesting deeper than this is not followed (Foundation's parsers refuse deeper documents too).
+        var depth = 0
+        static let maximumDepth = 512
+
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        var current: UInt8? { at < bytes.count ? bytes[at] : nil }
+
+        mutating func advance() {
+            if bytes[at] == UInt8(ascii: "\n") { line += 1 }
+            at += 1
+        }
+
+        /// Skips white space and, as lenient parsers accept them, `//` and `/* */` comments.
+        mutating func skipSpace() {
+            while let c = current {
+                if c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D {
+                    advance()
+                } else if c == UInt8(ascii: "/"), at + 1 < bytes.count, bytes[at + 1] == UInt8(ascii: "/") {
+                    while let d = current, d != 0x0A { advance() }
+                } else if c == UInt8(ascii: "/"), at + 1 < bytes.count, bytes[at + 1] == UInt8(ascii: "*") {
+                    advance()
+                    advance()
+                    while current != nil && !(current == UInt8(ascii: "*") && at + 1 < bytes.count
+                                              && bytes[at + 1] == UInt8(ascii: "/")) {
+                        advance()
+                    }
+                    if current != nil {
+                        advance()
+                        advance()
+                    }
+                } else {
+                    return
+                }
+            }
+        }
+
+        /// Scans one value at `at` (white space skipped before it), whose place is `path`.
+        mutating func value(path: String) {
+            guard let c = current else { return }
+            switch c {
+            case UInt8(ascii: "{"): object(path: path)
+            case UInt8(ascii: "["): array(path: path)
+            case UInt8(ascii: "\""): _ = string()
+            default:  // a number or a literal: up to the next delimiter
+                let delimiters: [UInt8] = [0x2C, 0x7D, 0x5D, 0x20, 0x09, 0x0A, 0x0D, 0x2F]  // , } ] space tab LF CR /
+                while let d = current, !delimiters.contains(d) { advance() }
+            }
+        }
+
+        mutating func object(path: String) {
+            depth += 1
+            defer { depth -= 1 }
+            advance()  // {
+            var seen: [String: Int] = [:]
+            while true {
+                skipSpace()
+                guard let c = current else { return }
+                if c == UInt8(ascii: "}") {
+                    advance()
+                    return
+                }
+                if c == UInt8(ascii: ",") {
+                    advance()
+                    continue
+                }
+                guard c == UInt8(ascii: "\""), depth <= Self.maximumDepth else { return }
+                let keyLine = line
+                guard let key = string() else { return }
+                let place = path.isEmpty ? key : "\(path).\(key)"
+                if let first = seen[key] {
+                    found.append("\(place): given twice in one object (lines \(first) and \(keyLine)); "
+                                 + "JSON keeps only one of them")
+                } else {
+                    seen[key] = keyLine
+                }
+                skipSpace()
+                guard current == UInt8(ascii: ":") else { return }
+                advance()
+                skipSpace()
+                value(path: place)
+            }
+        }
+
+        mutating func array(path: String) {
+            depth += 1
+            defer { depth -= 1 }
+            advance()  // [
+            var index = 0
+            while true {
+                skipSpace()
+                guard let c = current, depth <= Self.maximumDepth else { return }
+                if c == UInt8(ascii: "]") {
+                    advance()
+                    return
+                }
+                if c == UInt8(ascii: ",") {
+                    advance()
+                    index += 1
+                    continue
+                }
+                let start = at
+                value(path: "\(path)[\(index)]")
+                if at == start { return }  // nothing a value can start with
+            }
+        }
+
+        /// Scans a string literal at `at` and returns its decoded text (nil: unterminated or undecodable).
+        mutating func string() -> String? {
+            let start = at
+            advance()  // "
+            var escaped = false
+            while let c = current {
+                if escaped {
+                    escaped = false
+                } else if c == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if c == UInt8(ascii: "\"") {
+                    advance()
+                    let literal = bytes[start..<at]
+                    if !literal.contains(UInt8(ascii: "\\")) {
+                        return String(decoding: literal.dropFirst().dropLast(), as: UTF8.self)
+                    }
+                    return (try? JSONSerialization.jsonObject(with: Data(literal), options: .fragmentsAllowed))
+                        as? String
+                }
+                advance()
+            }
+            return nil
+        }
+    }
+}

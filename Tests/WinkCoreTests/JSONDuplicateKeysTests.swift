@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+import WinkCore
+
+/// Keys given twice in one JSON object: Foundation keeps one of the values without a word.
+struct JSONDuplicateKeysTests {
+    func find(_ text: String) -> [String] { JSONDuplicateKeys.find(in: Data(text.utf8)) }
+
+    @Test func aRepeatedKeyIsNamedWithItsPlaceAndLines() {
+        #expect(find(#"{"a": 1, "b": {"c": 2}}"#) == [])
+        #expect(find("{\"quality\": {\"maximumYaw\": 30},\n\"mirrored\": true,\n\"quality\": {}}") == [
+            "quality: given twice in one object (lines 1 and 3); JSON keeps only one of them"
+        ])
+        // Inside an array's element, and inside a nested object: the path says where.
+        #expect(find(#"{"analyzers": [{"event": "a"}, {"event": "b", "enter": 0.5, "enter": 0.7}]}"#) == [
+            "analyzers[1].enter: given twice in one object (lines 1 and 1); JSON keeps only one of them"
+        ])
+        #expect(find(#"{"x": {"y": {"z": 1, "z": 2}}}"#).first?.hasPrefix("x.y.z: given twice") == true)
+        // The same name in two objects is not a repeat; nor is a value equal to a key.
+        #expect(find(#"{"a": {"k": 1}, "b": {"k": 1}, "c": "a", "d": ["a", "a"]}"#) == [])
+        // Names are compared decoded: "\u0061" is "a". Quotes, braces and escapes inside strings are text.
+        #expect(find(#"{"a": 1, "\u0061": 2}"#).count == 1)
+        #expect(find(#"{"s": "}\"{ \"s\": ", "t": "\\", "s2": [1, {"q": "]"}]}"#) == [])
+        // Top-level arrays, trailing commas and comments (which lenient parsers accept).
+        #expect(find("[{\"k\": 1, \"k\": 2,}, // note\n {\"k\": 3} /* { \"k\": 4 } */]").count == 1)
+    }
+
+    @Test func textThatIsNotJSONNeverTraps() {
+        for text in ["", "{", "{\"a\"", "{\"a\": ", "{\"a\": [1, {\"b\"", "\"unterminated", "{\"a\" 1, \"a\": 2}",
+                     "]]]}}}", "{,,,}", "/* open", String(repeating: "[", count: 100_000),
+                     String(repeating: "{\"a\":", count: 100_000)] {
+            _ = find(text)
+        }
+        var state: UInt64 = 12_345
+        for _ in 0..<200 {
+            var bytes: [UInt8] = []
+            for _ in 0..<64 {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                bytes.append(Array("{}[]\":,\\ab1/*\n".utf8)[Int(state >> 33) % 15])
+            }
+            _ = JSONDuplicateKeys.find(in: Data(bytes))
+        }
+    }
+}
