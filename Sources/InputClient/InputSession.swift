@@ -24,6 +24,9 @@ public enum ConnectionEnd: Equatable, Sendable {
 /// Drives a `MappingEngine` from the event socket: connect, read `hello`, subscribe to the map's events,
 /// feed event lines, tick event time between lines, and on any end of the stream let up every key
 /// before anything else. `run(reconnect: true)` then reconnects with backoff (0.5 s doubling to 5 s).
+/// After winkd says `reload_ok` the session subscribes again, so that a reloaded configuration without an
+/// event the map uses is said at once (one log line naming it; those mappings stay idle until a later
+/// configuration offers it again, the others go on), not first at the next connection.
 ///
 /// Event time between lines is estimated as the last event's `time` plus the `clock` time since that
 /// line arrived. Not thread-safe: run it on one thread.
@@ -108,7 +111,7 @@ public final class InputSession {
                 let unknown = engine.map.eventNames.filter { !offered.contains($0) }
                 if !unknown.isEmpty { return (.unknownEvents(unknown, offered: offered), true) }
             }
-            try subscribe(connection, offered: hello.events)
+            try subscribe(connection)
             return (try serve(connection), true)
         } catch {
             log("\(error)")
@@ -116,9 +119,12 @@ public final class InputSession {
         }
     }
 
-    private func subscribe(_ connection: EventLineConnection, offered: [String]?) throws {
+    /// The request id of the subscription sent at connection (1) and after each reload (2).
+    private static let firstSubscription = 1, resubscription = 2
+
+    private func subscribe(_ connection: EventLineConnection, id: Int = firstSubscription) throws {
         let names = engine.map.eventNames
-        let line = try LineEncoder().string(Subscribe(id: 1, events: names))
+        let line = try LineEncoder().string(Subscribe(id: id, events: names))
         try connection.send(line)
     }
 
@@ -154,6 +160,12 @@ public final class InputSession {
                     last = (event.time, clock.nanoseconds())
                 case "bye":
                     return .bye(header.reason ?? "")
+                case "status" where header.state == "reload_ok":
+                    try subscribe(connection, id: Self.resubscription)
+                case "error" where header.code == "unknown_event" && header.id == Self.resubscription:
+                    // The first subscription stays in force: the other mappings go on.
+                    log("\(connector.path): winkd's reloaded configuration lacks events this map uses "
+                        + "(\(header.message ?? "?")); those mappings stay idle until it offers them again")
                 case "error":
                     log("\(connector.path): daemon error: \(header.message ?? header.code ?? "?")")
                 default:
@@ -184,6 +196,8 @@ public final class InputSession {
 
     struct Header: Decodable {
         var type: String
+        var id: Int?
+        var state: String?
         var reason: String?
         var code: String?
         var message: String?

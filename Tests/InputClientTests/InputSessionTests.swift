@@ -66,6 +66,8 @@ final class ScriptedConnector: EventLineConnector {
     let path = "/scripted.sock"
     var script: [[LineRead]?]
     var connects = 0
+    /// The connections made, in order (what each was sent).
+    var made: [Connection] = []
     let clock: ManualClock
 
     init(_ script: [[LineRead]?], clock: ManualClock) {
@@ -78,7 +80,9 @@ final class ScriptedConnector: EventLineConnector {
         guard !script.isEmpty, let lines = script.removeFirst() else {
             throw EventServerError(.noDaemon, subject: path, reason: "no winkd listening")
         }
-        return Connection(lines, clock: clock)
+        let connection = Connection(lines, clock: clock)
+        made.append(connection)
+        return connection
     }
 
     final class Connection: EventLineConnection {
@@ -216,6 +220,47 @@ struct InputSessionTests {
         #expect(transcript.lines == ["press BTN_LEFT", "release BTN_LEFT"])
         // The heartbeat at 10 s counted as a line: the silence ran from there, 25 s of ticks after it.
         #expect(abs(Double(clock.nanoseconds()) / 1e9 - 35) < 0.15, "\(Double(clock.nanoseconds()) / 1e9) s")
+    }
+
+    /// A running `winkctl input` whose mapped event a reload removed went on without a word until it next
+    /// connected. It subscribes again after `reload_ok`; winkd's refusal names the missing event in one log
+    /// line, and the other mappings go on.
+    @Test func aReloadThatDropsAMappedEventIsSaidAndTheRestGoOn() throws {
+        let clock = ManualClock()
+        let lines: [LineRead] = [
+            .line(Self.hello), .line(#"{"type":"ok","id":1}"#), .line(Self.ndjson(face(0))),
+            .line(#"{"type":"status","state":"reload_ok","source":"/etc/winkd/config.json"}"#),
+            .line(#"{"type":"error","id":2,"code":"unknown_event","message":"unknown event 'smile'; known: blink"}"#),
+            .line(Self.ndjson(occurred("blink", 3))),
+        ]
+        let connector = ScriptedConnector([lines], clock: clock)
+        let map = try InputMap.parse(
+            Data(
+                (#"{"mappings": [{"event": "smile", "action": {"key": "KEY_ENTER"}},"#
+                    + #"{"event": "blink", "action": {"key": "KEY_B"}}]}"#).utf8))
+        let transcript = Transcript()
+        var logged: [String] = []
+        let session = InputSession(
+            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0); return nil }),
+            connector: connector, clock: clock, sleep: { _ in }, log: { logged.append($0) })
+        #expect(session.run(reconnect: false) == .closed)
+        let sent = connector.made.first?.sent ?? []
+        #expect(sent.count == 2 && sent[0].contains(#""id":1"#) && sent[1].contains(#""id":2"#), "\(sent)")
+        #expect(sent.allSatisfy { $0.contains(#""type":"subscribe""#) && $0.contains("smile") })
+        #expect(logged == [
+            "/scripted.sock: winkd's reloaded configuration lacks events this map uses (unknown event 'smile'; "
+                + "known: blink); those mappings stay idle until it offers them again"
+        ])
+        #expect(transcript.lines == tap("KEY_B"))
+        // Another error is logged as before.
+        let error = #"{"type":"error","code":"line_too_long","message":"too long"}"#
+        let other = ScriptedConnector([[.line(Self.hello), .line(error)]], clock: clock)
+        var said: [String] = []
+        _ = InputSession(
+            engine: MappingEngine(map: map, injector: PrintingInjector { _ in nil }),
+            connector: other, clock: clock, sleep: { _ in }, log: { said.append($0) }
+        ).run(reconnect: false)
+        #expect(said == ["/scripted.sock: daemon error: too long"])
     }
 
     @Test func ticksBetweenLinesFireMinHoldFromEventTime() throws {
