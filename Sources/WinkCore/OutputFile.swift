@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -103,7 +105,9 @@ public enum OutputFile {
 /// destination is followed, so the link stays and its target is replaced); it keeps the extension, from
 /// which the writers choose the format. It is created empty at once (exclusively, with the destination's
 /// permission bits when it exists, else 0666 less the umask) and removed by `discard()` or deinit unless
-/// `commit()` renamed it. Not thread-safe.
+/// `commit()` renamed it. A process killed outright (SIGKILL, a power cut) cannot remove its own: the next
+/// output to the same destination removes such leftovers (`removeLeftovers`), so a run killed again and
+/// again does not fill the disk with hidden partial videos. Not thread-safe.
 public final class PendingOutput {
     /// The path the user named (named in every error).
     public let destination: String
@@ -161,6 +165,32 @@ public final class PendingOutput {
         }
         if let existing { _ = fchmod(fd, existing) }  // the umask applied to open's mode; keep the old bits
         close(fd)
+        Self.removeLeftovers(in: directory, prefix: ".\(stem).partial-", extension: ext)
+    }
+
+    /// How long a leftover must have been untouched before it is removed: a writer that is alive (in another
+    /// PID namespace sharing the folder, say, whose PID this process cannot see) writes more often.
+    public static let leftoverAge: Double = 60
+
+    /// Removes the regular files `PREFIX<pid>-<hex>EXT` in `directory` whose process no longer exists
+    /// (kill(pid, 0) says ESRCH) and that were last modified at least `leftoverAge` seconds ago: the
+    /// temporary files of outputs to the same destination whose run was killed before it could remove them.
+    /// Anything else (this process's, a live process's, a recent one, another name's) is left alone.
+    static func removeLeftovers(in directory: String, prefix: String, extension ext: String,
+                                now: Double = Date().timeIntervalSince1970) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(ext) {
+            let middle = name.dropFirst(prefix.count).dropLast(ext.count)  // "<pid>-<hex>"
+            let parts = middle.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, let pid = pid_t(parts[0]), pid > 0, pid != getpid(),
+                  !parts[1].isEmpty, parts[1].allSatisfy(\.isHexDigit) else { continue }
+            guard kill(pid, 0) == -1 && errno == ESRCH else { continue }
+            let path = (directory == "/" ? "/" : directory + "/") + name
+            var st = stat()
+            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+                  now - Double(st.st_mtim.tv_sec) >= leftoverAge else { continue }
+            unlink(path)
+        }
     }
 
     /// The signal a command's own handler has taken as a request to stop (`winkctl overlay` sets this),

@@ -210,3 +210,44 @@ import WinkCore
         #expect(try partials(in: dir).isEmpty)
     }
 }
+
+/// A run killed outright (SIGKILL) left its hidden `.NAME.partial-PID-RANDOM.EXT` behind, and each such run
+/// another: the next output to the same destination removes those of processes that are gone.
+@Suite struct PendingOutputLeftoverTests {
+    /// A PID that no process has now: a child that has exited and been reaped.
+    func deadPID() throws -> pid_t {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/true")
+        try child.run()
+        child.waitUntilExit()
+        return child.processIdentifier
+    }
+
+    @Test func leftoversOfProcessesThatAreGoneAreRemoved() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("leftovers-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let dead = try deadPID()
+        try #require(kill(dead, 0) == -1 && errno == ESRCH)
+        let old = Date(timeIntervalSinceNow: -120)
+        func make(_ name: String, modified: Date = old) throws -> String {
+            let path = dir.appendingPathComponent(name).path
+            try #require(FileManager.default.createFile(atPath: path, contents: Data([1, 2, 3])))
+            try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: path)
+            return path
+        }
+        let stale = try make(".out.partial-\(dead)-1a2b.mp4")
+        let fresh = try make(".out.partial-\(dead)-3c4d.mp4", modified: Date())  // maybe a writer we cannot see
+        let alive = try make(".out.partial-1-5e6f.mp4")  // PID 1 exists
+        let mine = try make(".out.partial-\(getpid())-7a8b.mp4")
+        let otherName = try make(".other.partial-\(dead)-9c0d.mp4")
+        let otherExtension = try make(".out.partial-\(dead)-1a2b.mkv")
+        let notOurs = try make(".out.partial-\(dead)-xyz.mp4")
+        let output = try PendingOutput(destination: dir.appendingPathComponent("out.mp4").path)
+        defer { output.discard() }
+        #expect(!FileManager.default.fileExists(atPath: stale))
+        for kept in [fresh, alive, mine, otherName, otherExtension, notOurs, output.temporary] {
+            #expect(FileManager.default.fileExists(atPath: kept), "\(kept) was removed")
+        }
+    }
+}
