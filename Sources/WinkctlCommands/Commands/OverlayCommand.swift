@@ -69,7 +69,15 @@ enum OverlayCommand {
             throw UsageError("overlay: \(output): the output would overwrite the input; choose another -o")
         }
         // Configuration first (cheap, exit 78/66/65), then the input, then the 1 s model load.
-        let renderer = try OverlayRenderer(layout: try OverlayLayout.load(path: layoutPath))
+        let layout = try OverlayLayout.load(path: layoutPath)
+        if let image = layout.layers.map(\.image).first(where: { sameFile($0, output) }) {
+            throw UsageError(
+                "overlay: \(output): the output would overwrite the layout's image \(image); choose another -o")
+        }
+        if sameFile(layoutPath, output) {
+            throw UsageError("overlay: \(output): the output would overwrite the layout; choose another -o")
+        }
+        let renderer = try OverlayRenderer(layout: layout)
         let source = try openMediaFile(path: input)
         defer { source.close() }
         let isStill = source.isStill

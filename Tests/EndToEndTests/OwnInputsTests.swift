@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+/// An output named like one of the command's own inputs is refused before anything is written (exit 64):
+/// `winkctl analyze me.png --plot me.png` replaced the photo with its plot, and `winkctl overlay -o` named
+/// like a layer's image replaced the sunglasses with the overlaid photo (a newcomer's findings).
+struct OwnInputsTests {
+    static let photo = Binaries.fixture("images/expressions/single_face.jpg")
+
+    @Test func aPlotNamedLikeTheInputIsRefusedAndTheInputKept() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let me = dir.appendingPathComponent("me.jpg")
+        try FileManager.default.copyItem(atPath: Self.photo, toPath: me.path)
+        let before = try Data(contentsOf: me)
+        // The same file by another name too: "./" in front, and a symbolic link.
+        let link = dir.appendingPathComponent("link.jpg")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: me)
+        for plot in [me.path, dir.path + "/./me.jpg", link.path] {
+            let r = try Binaries.run("winkctl", ["analyze", me.path, "--plot", plot, "--quiet"])
+            #expect(r.status == 64, "\(plot): \(r.stderr)")
+            let said = "winkctl: analyze: \(plot): the plot would overwrite the input; choose another --plot"
+            #expect(r.stderrLines == [said])
+        }
+        // A configuration given with --config is an input too.
+        let config = dir.appendingPathComponent("c.png")
+        try Data("{}".utf8).write(to: config)
+        let r = try Binaries.run("winkctl", ["analyze", me.path, "--config", config.path, "--plot", config.path])
+        #expect(r.status == 64 && r.stderr.contains("the plot would overwrite the configuration"), "\(r.stderr)")
+        #expect(try Data(contentsOf: me) == before)
+        #expect(try Data(contentsOf: config) == Data("{}".utf8))
+        // Another name is written as before.
+        let fine = try Binaries.run("winkctl", ["analyze", me.path, "--plot", dir.appendingPathComponent("p.png").path])
+        #expect(fine.status == 0, "\(fine.stderr)")
+    }
+
+    @Test func anOverlayOutputNamedLikeALayerImageOrTheLayoutIsRefused() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let image = dir.appendingPathComponent("sg.png")
+        try FileManager.default.copyItem(atPath: Binaries.fixture("overlays/sunglasses_rgba8.png"), toPath: image.path)
+        let before = try Data(contentsOf: image)
+        let layout = dir.appendingPathComponent("l.json")
+        let layer = #"{"feature": "eyes", "image": "sg.png", "sizeRatio": {"width": 1.5, "height": 3}}"#
+        try Data(#"{"layers": [\#(layer)]}"#.utf8).write(to: layout)
+        let r = try Binaries.run("winkctl", ["overlay", "--layout", layout.path, Self.photo, "-o", image.path])
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderrLines == [
+            "winkctl: overlay: \(image.path): the output would overwrite the layout's image \(image.path); "
+                + "choose another -o"
+        ])
+        #expect(try Data(contentsOf: image) == before)
+        // The layout itself, named with a .png extension so that it passes the extension check.
+        let pngLayout = dir.appendingPathComponent("layout.png")
+        try FileManager.default.copyItem(at: layout, to: pngLayout)
+        let own = try Binaries.run("winkctl", ["overlay", "--layout", pngLayout.path, Self.photo, "-o", pngLayout.path])
+        #expect(own.status == 64 && own.stderr.contains("the output would overwrite the layout;"), "\(own.stderr)")
+        let fine = try Binaries.run(
+            "winkctl", ["overlay", "--layout", layout.path, Self.photo, "-o", dir.appendingPathComponent("o.png").path])
+        #expect(fine.status == 0, "\(fine.stderr)")
+    }
+}
