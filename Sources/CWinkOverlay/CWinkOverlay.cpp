@@ -23,10 +23,25 @@ struct wo_image {
 
 struct wo_layer {
     cv::Mat premultiplied;  // CV_32FC4, B G R A, colour already multiplied by alpha and opacity
-    cv::Mat staged;         // scratch: first step of a two-step resize
-    cv::Mat resized;        // scratch: the layer resampled to the current placement's size
-    cv::Mat warped;         // scratch: the warped region of interest
 };
+
+namespace {
+/// Resampling scratch space, one set per thread and shared by every layer drawn on it (a layout of thousands
+/// of layers kept one frame-sized set each and took tens of GB): the layers of a frame are drawn one after
+/// the other.
+struct DrawScratch {
+    cv::Mat staged;   // the first step of a two-step resize
+    cv::Mat resized;  // the layer resampled to (at most) the current placement's size
+    cv::Mat warped;   // one band of the warped region of interest
+};
+thread_local DrawScratch draw_scratch;
+
+/// The most pixels the layer is resampled to before the warp (2048 x 2048, 64 MB as float BGRA): a layer
+/// placed larger is enlarged the rest of the way by the warp's bilinear sampling, as the resize would be.
+constexpr double max_resized_pixels = 2048.0 * 2048.0;
+/// The most pixels of the region of interest warped at once (a band of rows: 16 MB as float BGRA).
+constexpr int max_band_pixels = 1 << 20;
+}  // namespace
 
 struct wo_video_writer {
     const wink_codecs_api *codecs;
@@ -370,10 +385,12 @@ wo_status wo_layer_draw(wo_layer *layer, uint8_t *bgr, int width, int height, in
         const float hx = 0.5f * bw, hy = 0.5f * bh;
         const float ex = std::abs(c) * hx + std::abs(s) * hy;
         const float ey = std::abs(s) * hx + std::abs(c) * hy;
-        int x0 = static_cast<int>(std::floor(p.center_x - ex)) - 1;
-        int y0 = static_cast<int>(std::floor(p.center_y - ey)) - 1;
-        int x1 = static_cast<int>(std::ceil(p.center_x + ex)) + 1;
-        int y1 = static_cast<int>(std::ceil(p.center_y + ey)) + 1;
+        // Clamped in floating point first: a huge layer's edges are beyond what an int holds.
+        auto edge = [](double v, int limit) { return static_cast<int>(std::clamp(v, -2.0, limit + 2.0)); };
+        int x0 = edge(std::floor(double(p.center_x) - ex) - 1, width);
+        int y0 = edge(std::floor(double(p.center_y) - ey) - 1, height);
+        int x1 = edge(std::ceil(double(p.center_x) + ex) + 1, width);
+        int y1 = edge(std::ceil(double(p.center_y) + ey) + 1, height);
         x0 = std::max(x0, 0);
         y0 = std::max(y0, 0);
         x1 = std::min(x1, width - 1);
@@ -385,45 +402,58 @@ wo_status wo_layer_draw(wo_layer *layer, uint8_t *bgr, int width, int height, in
         // INTER_AREA on a shrinking axis (bilinear alone would alias), INTER_LINEAR on an enlarging one (its
         // replicated border keeps the layer's own edges sharp). Both on premultiplied colour. The size is
         // capped at twice the frame's larger side; the warp does the rest for larger layers.
+        // Both sides are also capped together at `max_resized_pixels`, and an enlarged axis never below the
+        // image's own size, so memory stays bounded however large the placement.
+        DrawScratch &scratch = draw_scratch;
         const cv::Mat &full = layer->premultiplied;
         const int cap = 2 * std::max(width, height);
-        const int rw = std::max(1, std::min(cap, static_cast<int>(std::lround(bw))));
-        const int rh = std::max(1, std::min(cap, static_cast<int>(std::lround(bh))));
+        double tw = std::min<double>(cap, std::round(bw)), th = std::min<double>(cap, std::round(bh));
+        if (tw * th > max_resized_pixels) {
+            const double k = std::sqrt(max_resized_pixels / (tw * th));
+            tw = std::max<double>(std::min<double>(tw, full.cols), tw * k);
+            th = std::max<double>(std::min<double>(th, full.rows), th * k);
+        }
+        const int rw = std::max(1, static_cast<int>(tw)), rh = std::max(1, static_cast<int>(th));
         const cv::Mat *source = &full;
         if (rw != full.cols || rh != full.rows) {
             const bool shrinkX = rw < full.cols, shrinkY = rh < full.rows;
             if (shrinkX == shrinkY || rw == full.cols || rh == full.rows) {
-                cv::resize(full, layer->resized, cv::Size(rw, rh), 0, 0,
+                cv::resize(full, scratch.resized, cv::Size(rw, rh), 0, 0,
                            (shrinkX || shrinkY) ? cv::INTER_AREA : cv::INTER_LINEAR);
             } else {
                 // One axis shrinks, the other grows: area-average the shrinking one, then stretch the other.
-                cv::resize(full, layer->staged, cv::Size(shrinkX ? rw : full.cols, shrinkY ? rh : full.rows), 0, 0,
-                           cv::INTER_AREA);
-                cv::resize(layer->staged, layer->resized, cv::Size(rw, rh), 0, 0, cv::INTER_LINEAR);
+                cv::resize(full, scratch.staged, cv::Size(shrinkX ? rw : full.cols, shrinkY ? rh : full.rows), 0,
+                           0, cv::INTER_AREA);
+                cv::resize(scratch.staged, scratch.resized, cv::Size(rw, rh), 0, 0, cv::INTER_LINEAR);
             }
-            source = &layer->resized;
+            source = &scratch.resized;
         }
         // Source pixel (u, v) -> frame (x, y): local = (f ((u + 0.5) sx - bw/2), (v + 0.5) sy - bh/2) with
         // f = -1 for a mirrored layer, frame = centre + R(angle) local, then shifted into the region of interest.
         const float f = p.mirrored ? -1.0f : 1.0f;
         const float sx = f * bw / static_cast<float>(source->cols), sy = bh / static_cast<float>(source->rows);
         const float lx = f * (0.5f * std::abs(sx) - hx), ly = 0.5f * sy - hy;
-        cv::Matx23d m(c * sx, -s * sy, p.center_x + c * lx - s * ly - x0,
-                      s * sx, c * sy, p.center_y + s * lx + c * ly - y0);
-        cv::warpAffine(*source, layer->warped, m, cv::Size(roiW, roiH), cv::INTER_LINEAR, cv::BORDER_CONSTANT,
-                       cv::Scalar::all(0));
-
-        // "Over" on premultiplied colour (Porter & Duff 1984): out = src + dst * (1 - alpha_src).
-        for (int y = 0; y < roiH; y++) {
-            const float *w = layer->warped.ptr<float>(y);
-            uint8_t *d = bgr + static_cast<size_t>(y0 + y) * stride + static_cast<size_t>(x0) * 3;
-            for (int x = 0; x < roiW; x++, w += 4, d += 3) {
-                const float a = w[3];
-                if (a <= 1e-6f) continue;
-                const float keep = 1.0f - std::min(a, 1.0f);
-                for (int k = 0; k < 3; k++) {
-                    const float v = w[k] + d[k] * keep + 0.5f;
-                    d[k] = static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f));
+        // The region is warped a band of rows at a time (the same pixels as in one go: each band's map is the
+        // whole one shifted up by the band's first row).
+        const int band = std::max(1, std::min(roiH, max_band_pixels / roiW));
+        for (int b0 = 0; b0 < roiH; b0 += band) {
+            const int bandH = std::min(band, roiH - b0);
+            cv::Matx23d m(c * sx, -s * sy, p.center_x + c * lx - s * ly - x0,
+                          s * sx, c * sy, p.center_y + s * lx + c * ly - y0 - b0);
+            cv::warpAffine(*source, scratch.warped, m, cv::Size(roiW, bandH), cv::INTER_LINEAR,
+                           cv::BORDER_CONSTANT, cv::Scalar::all(0));
+            // "Over" on premultiplied colour (Porter & Duff 1984): out = src + dst * (1 - alpha_src).
+            for (int y = 0; y < bandH; y++) {
+                const float *w = scratch.warped.ptr<float>(y);
+                uint8_t *d = bgr + static_cast<size_t>(y0 + b0 + y) * stride + static_cast<size_t>(x0) * 3;
+                for (int x = 0; x < roiW; x++, w += 4, d += 3) {
+                    const float a = w[3];
+                    if (a <= 1e-6f) continue;
+                    const float keep = 1.0f - std::min(a, 1.0f);
+                    for (int k = 0; k < 3; k++) {
+                        const float v = w[k] + d[k] * keep + 0.5f;
+                        d[k] = static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f));
+                    }
                 }
             }
         }

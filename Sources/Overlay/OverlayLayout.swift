@@ -71,6 +71,10 @@ public struct OverlayLayout: Sendable, Equatable {
 
     public init(layers: [OverlayLayer]) { self.layers = layers }
 
+    /// The most layers a layout may have: 64, far above a real one (a layer per face feature, a few stacked),
+    /// so that a small file cannot ask for thousands of images to be cached and drawn on every face.
+    public static let maximumLayers = 64
+
     /// The largest layout file read: 1 MiB (a layout of a few layers is under 1 KB).
     public static let maximumFileBytes = 1 << 20
 
@@ -120,6 +124,11 @@ public struct OverlayLayout: Sendable, Equatable {
         }
         if let repeated = JSONDuplicateKeys.find(in: json).first {
             throw OverlayError(.badLayout, subject: name, reason: repeated)
+        }
+        guard file.layers.count <= Self.maximumLayers else {
+            throw OverlayError(
+                .badLayout, subject: name,
+                reason: "layers: \(file.layers.count) layers, over the limit of \(Self.maximumLayers)")
         }
         layers = file.layers.map { layer in
             var resolved = layer
