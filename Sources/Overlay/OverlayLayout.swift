@@ -238,14 +238,20 @@ struct LayerEntry: Decodable {
         var ratio = SIMD2<Float>(1, 1)
         let ratioKey = AnyKey("sizeRatio")
         if c.contains(ratioKey) {
-            if let uniform = try? c.decode(Float.self, forKey: ratioKey) {
+            if (try? c.decode(Double.self, forKey: ratioKey)) != nil {
+                let uniform = try Self.number(c, ratioKey) ?? 1
                 ratio = SIMD2(uniform, uniform)
                 try Self.requirePositive(uniform, at: c.codingPath + [ratioKey])
             } else {
-                let r = try c.nestedContainer(keyedBy: AnyKey.self, forKey: ratioKey)
+                guard let r = try? c.nestedContainer(keyedBy: AnyKey.self, forKey: ratioKey) else {
+                    throw DecodingError.dataCorrupted(
+                        .init(
+                            codingPath: c.codingPath + [ratioKey],
+                            debugDescription: "expected a positive number or an object with width and height"))
+                }
                 try refuseUnknownKeys(r, known: ["width", "height"])
-                ratio.x = try r.decodeIfPresent(Float.self, forKey: AnyKey("width")) ?? 1
-                ratio.y = try r.decodeIfPresent(Float.self, forKey: AnyKey("height")) ?? 1
+                ratio.x = try Self.number(r, AnyKey("width")) ?? 1
+                ratio.y = try Self.number(r, AnyKey("height")) ?? 1
                 try Self.requirePositive(ratio.x, at: r.codingPath + [AnyKey("width")])
                 try Self.requirePositive(ratio.y, at: r.codingPath + [AnyKey("height")])
             }
@@ -254,8 +260,8 @@ struct LayerEntry: Decodable {
         if c.contains(AnyKey("offset")) {
             let o = try c.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey("offset"))
             try refuseUnknownKeys(o, known: ["x", "y"])
-            offset.x = try o.decodeIfPresent(Float.self, forKey: AnyKey("x")) ?? 0
-            offset.y = try o.decodeIfPresent(Float.self, forKey: AnyKey("y")) ?? 0
+            offset.x = try Self.number(o, AnyKey("x")) ?? 0
+            offset.y = try Self.number(o, AnyKey("y")) ?? 0
             for (key, v) in [("x", offset.x), ("y", offset.y)] where !v.isFinite {
                 throw DecodingError.dataCorrupted(
                     .init(
@@ -265,7 +271,7 @@ struct LayerEntry: Decodable {
         }
         let rotate = try c.decodeIfPresent(Bool.self, forKey: AnyKey("rotate")) ?? true
         let opacityKey = AnyKey("opacity")
-        let opacity = try c.decodeIfPresent(Float.self, forKey: opacityKey) ?? 1
+        let opacity = try Self.number(c, opacityKey) ?? 1
         guard (0...1).contains(opacity) else {
             throw DecodingError.dataCorrupted(
                 .init(
@@ -287,6 +293,26 @@ struct LayerEntry: Decodable {
         layer = OverlayLayer(
             feature: feature, image: image, sizeRatio: ratio, offset: offset, rotate: rotate,
             opacity: opacity, fit: fit)
+    }
+
+    /// The number at `key` (nil when absent or null) as a `Float`. A number beyond a Float's range (3.4e38),
+    /// which the decoder reported as "not valid JSON", is named with its key.
+    /// - Throws: `typeMismatch` for a value that is not a number; `dataCorrupted` for one out of range.
+    static func number(_ c: KeyedDecodingContainer<AnyKey>, _ key: AnyKey) throws -> Float? {
+        let value: Double?
+        do {
+            value = try c.decodeIfPresent(Double.self, forKey: key)
+        } catch DecodingError.dataCorrupted {
+            value = .infinity  // a literal beyond even a Double's range
+        }
+        guard let value else { return nil }
+        guard value.magnitude <= Double(Float.greatestFiniteMagnitude) else {
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: c.codingPath + [key],
+                    debugDescription: "a number beyond this setting's range (at most 3.4e38 either way)"))
+        }
+        return Float(value)
     }
 
     static func requirePositive(_ value: Float, at path: [any CodingKey]) throws {

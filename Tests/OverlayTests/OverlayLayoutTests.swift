@@ -73,7 +73,7 @@ struct OverlayLayoutTests {
         }
     }
 
-    @Test func badLayoutsNameTheKey() {
+    @Test func badLayoutsNameTheKey() throws {
         #expect(badLayoutReason("{\"layers\": [") == "not valid JSON")
         #expect(badLayoutReason("{}") == "layers: missing")
         #expect(badLayoutReason(#"{"layers": [{"image": "a.png"}]}"#) == "layers[0].feature: missing")
@@ -95,6 +95,21 @@ struct OverlayLayoutTests {
             badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "opacity": 1.5}]}"#)?
                 .hasPrefix("layers[0].opacity: expected a number in 0...1") == true)
         #expect(badLayoutReason(#"{"layers": ["eyes"]}"#) == "layers[0]: expected an object")
+        // Numbers beyond a Float's range were "not valid JSON" (or, for a plain sizeRatio, "expected an object").
+        let beyond = "a number beyond this setting's range (at most 3.4e38 either way)"
+        for (setting, place) in [(#""offset": {"x": 1e39, "y": 0}"#, "offset.x"),
+                                 (#""sizeRatio": {"width": 1e100}"#, "sizeRatio.width"),
+                                 (#""opacity": -1e308"#, "opacity"), (#""sizeRatio": 1e39"#, "sizeRatio")] {
+            let json = #"{"layers": [{"feature": "eyes", "image": "a.png", \#(setting)}]}"#
+            #expect(badLayoutReason(json) == "layers[0].\(place): \(beyond)", "\(setting)")
+        }
+        let either = "layers[0].sizeRatio: expected a positive number or an object with width and height"
+        for ratio in [#""2""#, "[1, 2]", "true"] {
+            #expect(badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "sizeRatio": \#(ratio)}]}"#)
+                    == either)
+        }
+        #expect(try parse(#"{"layers": [{"feature": "eyes", "image": "a.png", "sizeRatio": 3.4e38}]}"#)
+                    .layers[0].sizeRatio.x == 3.4e38)
         #expect(
             badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "rotate": "yes"}]}"#)
                 == "layers[0].rotate: expected true or false")
