@@ -101,6 +101,7 @@ let package = Package(
         .testTarget(name: "WinkDaemonTests", dependencies: ["TestSupport", "CaptureTestSupport", "WinkDaemon", "WinkctlCommands"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WinkCore", "Capture"]),
         .testTarget(name: "InputClientTests", dependencies: ["InputClient", "EventServer", "WinkCore"], exclude: ["Resources"]),
+        .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"]),
     ],
     swiftLanguageModes: [.v5],
     cxxLanguageStandard: .cxx17
