@@ -100,7 +100,9 @@ let package = Package(
         .testTarget(name: "OverlayTests", dependencies: ["TestSupport", "Overlay", "FaceTracking", "Capture"], exclude: ["Golden", "Resources"]),
         .testTarget(name: "WinkDaemonTests", dependencies: ["TestSupport", "CaptureTestSupport", "WinkDaemon", "WinkctlCommands"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "WinkCore", "Capture"]),
-        .testTarget(name: "InputClientTests", dependencies: ["InputClient", "EventServer", "WinkCore"], exclude: ["Resources"]),
+        .testTarget(name: "InputClientTests", dependencies: ["TestSupport", "InputClient", "EventServer", "WinkCore"],
+                    exclude: ["Resources"]),
+        .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"]),
     ],
     swiftLanguageModes: [.v5],
     cxxLanguageStandard: .cxx17

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Runs the built `winkd` / `winkctl` executables (they sit beside the test bundle in the build folder).
 enum Binaries {
@@ -48,11 +49,6 @@ enum Binaries {
             stderr: String(decoding: e, as: UTF8.self))
     }
 
-    /// A fresh temporary directory.
-    static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "winkd-e2e-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
+    /// A fresh temporary directory, removed with the test process's scratch root at exit if not before.
+    static func temporaryDirectory() throws -> URL { try Scratch.directory("e2e") }
 }

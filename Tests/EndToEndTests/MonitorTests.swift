@@ -154,18 +154,20 @@ struct MonitorTests {
     }
 }
 
-/// A detached tmux session of a fixed size running one command, on a tmux server of its own.
+/// A detached tmux session of a fixed size running one command, on a tmux server of its own, whose socket is
+/// in a scratch folder (with `-L` it stayed in /tmp/tmux-<uid>/ once the server was killed).
 ///
 /// tmux is started with posix_spawn and waited for with waitpid, every descriptor above stderr closed:
 /// Foundation's `Process` waits until every holder of a descriptor it gives the child has closed it, and
 /// the tmux server the first command forks keeps its descriptors for as long as it runs.
 final class TmuxPane {
-    private let server = "winkd-test-\(UUID().uuidString.prefix(8))"
-    private let output = FileManager.default.temporaryDirectory.appendingPathComponent(
-        "winkd-tmux-\(UUID().uuidString.prefix(8))"
-    ).path
+    /// The server's socket and the output file of `read(_:)`.
+    private let directory: URL
+    private var server: String { directory.appendingPathComponent("s").path }
+    private var output: String { directory.appendingPathComponent("out").path }
 
     init(columns: Int, rows: Int, command: [String]) throws {
+        directory = try Scratch.directory("tmux")
         let quoted = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
         let status = tmux([
             "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "\(columns)", "-y", "\(rows)", quoted,
@@ -177,7 +179,7 @@ final class TmuxPane {
     /// The tmux server's and the pane's process ids, for `kill()`.
     private var processes: [pid_t] = []
 
-    deinit { try? FileManager.default.removeItem(atPath: output) }
+    deinit { try? FileManager.default.removeItem(at: directory) }
 
     struct TmuxError: Error { var status: Int32 }
 
@@ -224,7 +226,7 @@ final class TmuxPane {
         var environment = ProcessInfo.processInfo.environment
         environment["TMUX"] = nil
         environment["TERM"] = environment["TERM"] ?? "xterm"
-        let argv = (["/usr/bin/tmux", "-L", server] + arguments).map { strdup($0) } + [nil]
+        let argv = (["/usr/bin/tmux", "-S", server] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         // The test thread may block or ignore signals; tmux and the monitor must not inherit that (a blocked

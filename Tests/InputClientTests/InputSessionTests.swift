@@ -1,12 +1,14 @@
 import EventServer
 import Foundation
+import TestSupport
 import Testing
 import WinkCore
 
 @testable import InputClient
 
 /// A one-client Unix socket server on a temporary path: greets, records the client's first line, writes
-/// scripted lines, then closes.
+/// scripted lines, then closes. The socket is in a scratch folder: the server and its serving thread hold each
+/// other, so once it has served, `deinit` does not run to unlink it.
 final class FakeEventServer: @unchecked Sendable {
     let path: String
     private let listener: Int32
@@ -15,7 +17,7 @@ final class FakeEventServer: @unchecked Sendable {
     private(set) var received = ""
 
     init() throws {
-        path = "/tmp/winkin-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+        path = try Scratch.directory("winkin").appendingPathComponent("s.sock").path
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

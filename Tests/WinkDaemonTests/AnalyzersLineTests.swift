@@ -2,6 +2,7 @@ import CaptureTestSupport
 import EventServer
 import Expressions
 import Foundation
+import TestSupport
 import Testing
 
 @testable import WinkDaemon
@@ -11,9 +12,7 @@ import Testing
 @Suite(.serialized)
 struct AnalyzersLineTests {
     @Test func theTableIsSentOnSubscribeAndAgainAfterAReload() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "winkd-rows-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try Scratch.directory("winkd-rows")
         let config = dir.appendingPathComponent("winkd.json")
         try Data(#"{"analyzers": [{"event": "smile", "value": "mouthSmileLeft", "enter": 0.6, "exit": 0.4}]}"#.utf8)
             .write(to: config)

@@ -69,8 +69,7 @@ enum DaemonHarness {
     static func start(_ camera: FakeV4L2Device, _ recorder: Recorder, environment: DaemonEnvironment? = nil)
         throws -> (Daemon, DispatchSemaphore)
     {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("winkd-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try Scratch.directory("winkd")
         var options = DaemonOptions(source: camera.path, socketPath: dir.appendingPathComponent("s.sock").path)
         options.alwaysOn = true
         let daemon = try Daemon(

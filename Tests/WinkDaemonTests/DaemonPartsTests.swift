@@ -1,6 +1,7 @@
 import Capture
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 import WinkCore
 
@@ -202,9 +203,7 @@ struct DaemonPartsTests {
     }
 
     @Test func aRelativeLayoutIsResolvedAgainstTheConfigurationFolder() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "winkd-c-\(UUID().uuidString.prefix(6))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try Scratch.directory("winkd-c")
         let file = dir.appendingPathComponent("winkd.json")
         try Data(#"{"overlay": {"layout": "glasses.json", "device": "/dev/video10"}}"#.utf8).write(to: file)
         let c = try Configuration.load(path: file.path)

@@ -2,6 +2,7 @@ import CaptureTestSupport
 import EventServer
 import Expressions
 import Foundation
+import TestSupport
 import Testing
 import WinkCore
 
@@ -94,9 +95,7 @@ struct EventNameLimitTests {
     static func longName(_ i: Int) -> String { String(format: "r%04d", i) + String(repeating: "n", count: 59) }
 
     @Test func theServerRefusesToAnnounceAHelloOverEightKiB() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "winkd-names-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try Scratch.directory("winkd-names")
         let path = dir.appendingPathComponent("s.sock").path
         let names = (0..<400).map { String(format: "customExpression%03d", $0) + String(repeating: "x", count: 20) }
         #expect(throws: EventServerError.self) { _ = try EventServer(path: path, eventNames: names) }
@@ -113,9 +112,7 @@ struct EventNameLimitTests {
     }
 
     @Test func aReloadWithABadNameIsRefusedAndHundredsOfProblemsStillFitTheStatusLine() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "winkd-names-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try Scratch.directory("winkd-names")
         let config = dir.appendingPathComponent("winkd.json")
         try Data(#"{"analyzers": [{"event": "smile", "enter": 0.6}]}"#.utf8).write(to: config)
         var options = DaemonOptions(

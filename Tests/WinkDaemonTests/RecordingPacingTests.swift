@@ -39,9 +39,7 @@ struct RecordingPacingTests {
     }
 
     @Test func framesAfterAFiveSecondGapComeAtTheirOwnRateAndNeverFromTheFuture() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "winkd-pace-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try Scratch.directory("winkd-pace")
         let clip = Fixtures.video("single_face.mp4")  // checked at start-up; the frames come from the fake
         let options = DaemonOptions(source: clip, socketPath: dir.appendingPathComponent("s.sock").path)
         let recording = GappedRecording(name: clip, before: 15, gap: 5, after: 30)
