@@ -32,11 +32,12 @@ struct JSONDuplicateKeysTests {
             _ = find(text)
         }
         var state: UInt64 = 12_345
+        let alphabet = Array("{}[]\":,\\ab1/*\n ".utf8)
         for _ in 0..<200 {
             var bytes: [UInt8] = []
             for _ in 0..<64 {
                 state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                bytes.append(Array("{}[]\":,\\ab1/*\n".utf8)[Int(state >> 33) % 15])
+                bytes.append(alphabet[Int(state >> 33) % alphabet.count])
             }
             _ = JSONDuplicateKeys.find(in: Data(bytes))
         }
