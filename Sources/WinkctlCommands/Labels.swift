@@ -276,6 +276,10 @@ public struct ClipScore: Sendable {
     public var byEvent: [String: Score] = [:]
     /// Human-readable lines for each false positive and miss.
     public var findings: [String] = []
+    /// Every occurrence's fate in emission order ("found: blink at frame 30 (labelled 25...29)", "ignored:
+    /// blink at frame 208 (dontcare 113...209)", the false positives as in `findings`), then the misses: the
+    /// whole accounting, for `evaluate --verbose`.
+    public var accounting: [String] = []
     /// Every unmatched occurrence counted as a false positive, in emission order.
     public var falseOccurrences: [(event: String, frame: Int)] = []
 
@@ -303,6 +307,7 @@ public func score(events: [ExpressionEvent], labels: ClipLabels) -> ClipScore {
         if labels.absent.contains(e.event) {
             s.falsePositives += 1
             result.findings.append("false positive: \(e.event) at frame \(e.frame) (labelled absent)")
+            result.accounting.append(result.findings[result.findings.count - 1])
             result.falseOccurrences.append((e.event, e.frame))
             continue
         }
@@ -311,24 +316,31 @@ public func score(events: [ExpressionEvent], labels: ClipLabels) -> ClipScore {
         }) {
             matched[i] = true
             s.truePositives += 1
+            let label = expected[i]
+            result.accounting.append("found: \(e.event) at frame \(e.frame) (labelled \(label.start)...\(label.end))")
             continue
         }
         let faceEvents: Set<String> = [EventName.faceFound, EventName.faceLost]
-        let ignored = labels.dontCare.contains { d in
+        let ignored = labels.dontCare.first { d in
             let covers =
                 d.event == nil || d.event == e.event
                 || (d.event.map(faceEvents.contains) == true && faceEvents.contains(e.event))
             return covers && (d.start...d.end).contains(e.frame)
         }
-        if !ignored {
+        if let ignored {
+            let range = "\(ignored.start)...\(ignored.end)"
+            result.accounting.append("ignored: \(e.event) at frame \(e.frame) (dontcare \(range))")
+        } else {
             s.falsePositives += 1
             result.findings.append("false positive: \(e.event) at frame \(e.frame)")
+            result.accounting.append(result.findings[result.findings.count - 1])
             result.falseOccurrences.append((e.event, e.frame))
         }
     }
     for (i, x) in expected.enumerated() where !matched[i] {
         result.byEvent[x.event, default: Score()].misses += 1
         result.findings.append("missed: \(x.event) in frames \(x.start)...\(x.end)")
+        result.accounting.append(result.findings[result.findings.count - 1])
     }
     expected.removeAll()
     return result

@@ -32,6 +32,29 @@ struct LabelsTests {
             score(events: [event("faceFound", 0, nil), event("blink", 18, .occurred)], labels: l).total.misses == 1)
     }
 
+    /// `evaluate --verbose` printed what it printed without (the findings of imperfect clips): it now gives
+    /// the whole accounting, each occurrence's fate in emission order, then the misses.
+    @Test func theAccountingSaysWhatBecameOfEveryOccurrence() throws {
+        let l = try labels(
+            #"""
+            {"video": "/x.mp4", "frames": 100, "nominal_fps": 30, "tolerance_frames": 3, "face": [[0, 99]],
+             "events": [{"event": "blink", "start": 10, "end": 12}, {"event": "smile", "start": 60, "end": 70}],
+             "dontcare": [{"event": "blink", "start": 20, "end": 30}], "absent": ["winkLeft"]}
+            """#)
+        let result = score(
+            events: [event("faceFound", 0, nil), event("blink", 13, .occurred), event("blink", 25, .occurred),
+                     event("blink", 40, .occurred), event("winkLeft", 50)], labels: l)
+        #expect(result.accounting == [
+            "found: faceFound at frame 0 (labelled 0...0)",
+            "found: blink at frame 13 (labelled 10...12)",
+            "ignored: blink at frame 25 (dontcare 20...30)",
+            "false positive: blink at frame 40",
+            "false positive: winkLeft at frame 50 (labelled absent)",
+            "missed: smile in frames 60...70",
+        ])
+        #expect(result.findings == Array(result.accounting[3...]))
+    }
+
     @Test func aLabelsOwnToleranceOverridesTheClips() throws {
         let l = try labels(
             #"""

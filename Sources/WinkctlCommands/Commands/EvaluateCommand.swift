@@ -21,7 +21,10 @@ enum EvaluateCommand {
             options: CommonOptions.specs + [
                 CommonOptions.eyeModelSpec,
                 OptionSpec("--min-f1", .text("X"), "exit 1 when the total F1 is below X, 0...1"),
-                OptionSpec("--verbose", "also print each missed label and false positive"),
+                OptionSpec(
+                    "--verbose",
+                    "print every clip's whole accounting: each occurrence found, ignored (in a dontcare range) "
+                        + "or false, and each miss (without it: the false positives and misses of imperfect clips)"),
                 OptionSpec("--json", "print one JSON document instead of the text report"),
                 OptionSpec(
                     "--events-from", .directory("DIR"),
@@ -144,7 +147,11 @@ enum EvaluateCommand {
                 progress.clear()
                 let t = result.total
                 print("\(file): tp=\(t.truePositives) fp=\(t.falsePositives) missed=\(t.misses) f1=\(format(t.f1))")
-                if verbose || t.f1 < 1 { for line in result.findings { print("  \(line)") } }
+                if verbose {
+                    for line in result.accounting { print("  \(line)") }
+                } else if t.f1 < 1 {
+                    for line in result.findings { print("  \(line)") }
+                }
             }
         }
         var events: [String: Score] = [:]
