@@ -216,7 +216,7 @@ public struct ClipLabels: Sendable {
 }
 
 /// A labels file that cannot be used.
-public struct LabelsError: ExitCodeError {
+public struct LabelsError: ExitCodeError, Equatable {
     public var path: String
     public var reason: String
     public var exitCode: ExitCode

@@ -55,6 +55,35 @@ struct LabelsTests {
         #expect(result.findings == Array(result.accounting[3...]))
     }
 
+    /// Another detector's event lines (`evaluate --events-from`) with a bad field were refused with the
+    /// decoder's Swift text ("DecodingError.keyNotFound ... CodingKeys(stringValue: \"frame\" ..."), or, for
+    /// a frame of 0.5, "not valid JSON"; a negative frame and an empty name were scored. Each is named now.
+    @Test func badEventLinesAreRefusedInWords() throws {
+        let ok = #"{"type":"event","event":"blink","phase":"occurred","frame":3,"time":0.1}"#
+        let cases: [(String, String)] = [
+            (#"{"type":"event","event":"blink","frame":0.5,"time":0}"#, "frame: expected a whole number, 0 or more"),
+            (#"{"type":"event","event":"blink","frame":1e30,"time":0}"#, "frame: expected a whole number, 0 or more"),
+            (#"{"type":"event","event":"blink","frame":-5,"time":0}"#, "frame: expected a whole number, 0 or more"),
+            (#"{"type":"event","event":"blink","time":0}"#, "frame: expected a whole number, 0 or more"),
+            (#"{"type":"event","event":"blink","frame":true,"time":0}"#, "frame: expected a whole number, 0 or more"),
+            (#"{"type":"event","event":"","frame":1,"time":0}"#, "event: expected the event's name"),
+            (#"{"type":"event","frame":1,"time":0}"#, "event: expected the event's name"),
+            (#"{"type":"event","event":"blink","frame":1}"#, "time: expected seconds, 0 or more"),
+            (#"{"type":"event","event":"blink","frame":1,"time":0,"phase":"sideways"}"#,
+             "phase: expected began, ended or occurred"),
+        ]
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString).ndjson")
+        defer { try? FileManager.default.removeItem(at: url) }
+        for (line, problem) in cases {
+            try Data((ok + "\n" + line + "\n").utf8).write(to: url)
+            #expect(throws: LabelsError(path: url.path, reason: "line 2: \(problem)", exitCode: .dataError)) {
+                try EvaluateCommand.recordedEvents(url.path)
+            }
+        }
+        try Data((ok + "\n" + #"{"type":"coefficients","frame":"x"}"# + "\n").utf8).write(to: url)
+        #expect(try EvaluateCommand.recordedEvents(url.path).map(\.frame) == [3])
+    }
+
     @Test func aLabelsOwnToleranceOverridesTheClips() throws {
         let l = try labels(
             #"""

@@ -238,6 +238,9 @@ enum EvaluateCommand {
                 throw LabelsError(path: path, reason: "line \(number + 1): not a JSON object", exitCode: .dataError)
             }
             guard object["type"] as? String == "event" else { continue }
+            if let problem = eventLineProblem(object) {
+                throw LabelsError(path: path, reason: "line \(number + 1): \(problem)", exitCode: .dataError)
+            }
             do {
                 events.append(try decoder.decode(ExpressionEvent.self, from: Data(line)))
             } catch {
@@ -246,6 +249,30 @@ enum EvaluateCommand {
             }
         }
         return events
+    }
+
+    /// What is wrong with an event line's fields (SPEC.md's event line), in words, or nil: the decoder's own
+    /// messages named Swift types ("DecodingError.keyNotFound ... CodingKeys(stringValue: \"frame\" ...").
+    static func eventLineProblem(_ object: [String: Any]) -> String? {
+        func number(_ key: String) -> Double? {
+            guard let n = object[key] as? NSNumber, String(cString: n.objCType) != "c" else { return nil }  // not a Bool
+            return n.doubleValue
+        }
+        guard let name = object["event"] as? String, !name.isEmpty else {
+            return "event: expected the event's name"
+        }
+        guard let frame = number("frame"), frame >= 0, frame == frame.rounded(), frame <= Double(Int32.max) else {
+            return "frame: expected a whole number, 0 or more"
+        }
+        guard let time = number("time"), time.isFinite, time >= 0 else {
+            return "time: expected seconds, 0 or more"
+        }
+        if let phase = object["phase"], !(phase is NSNull) {
+            guard let text = phase as? String, EventPhase(rawValue: text) != nil else {
+                return "phase: expected began, ended or occurred"
+            }
+        }
+        return nil
     }
 
     /// Whether `path` holds labels for still images (`images` and no `video`).
