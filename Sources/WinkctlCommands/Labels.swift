@@ -33,6 +33,18 @@ public struct ClipLabels: Sendable {
     public var events: [LabelledEvent]
     public var absent: Set<String>
     public var dontCare: [DontCare]
+    /// Keys the file has that SPEC.md's labels files do not ("absnt: unknown key, ignored (known: ...)"), one
+    /// line each: not refused, as a labeller's own extra keys are harmless, but a misspelt `absent` or
+    /// `dontcare` changes the score without a word otherwise. `evaluate` prints them.
+    public var ignoredKeys: [String] = []
+
+    /// The keys of a labels file (SPEC.md "Labels files"), of an `events` entry and of a `dontcare` object.
+    static let knownKeys: Set<String> = [
+        "video", "frames", "nominal_fps", "mirrored", "tolerance_frames", "face", "events", "dontcare", "absent",
+        "notes",
+    ]
+    static let eventKeys: Set<String> = ["event", "start", "end", "tolerance_frames"]
+    static let dontCareKeys: Set<String> = ["event", "start", "end"]
 
     /// Reads a labels file. The `video` path is taken relative to the fixtures folder (the labels file's
     /// folder's parent), as in ../shared/fixtures.
@@ -67,7 +79,7 @@ public struct ClipLabels: Sendable {
                 reason: "labels for still images, not for a clip: evaluate scores clips "
                     + "(the stills' expectations are checked by the test suite)", exitCode: .dataError)
         }
-        guard let video = root["video"] as? String else { throw fail("video", "the clip's path") }
+        guard let video = root["video"] as? String, !video.isEmpty else { throw fail("video", "the clip's path") }
         let base = URL(fileURLWithPath: path).deletingLastPathComponent()
         let candidates = [
             base.deletingLastPathComponent().appendingPathComponent(video).path,
@@ -104,9 +116,10 @@ public struct ClipLabels: Sendable {
         var events: [LabelledEvent] = []
         for (i, item) in try list("events", root["events"], fail).enumerated() {
             let key = "events[\(i)]"
-            guard let e = item as? [String: Any], let name = e["event"] as? String, !name.isEmpty,
-                let s = Self.jsonInt(e["start"]), let t = Self.jsonInt(e["end"])
-            else { throw fail(key, "an object with event, start, end") }
+            guard let e = item as? [String: Any] else { throw fail(key, "an object with event, start, end") }
+            guard let name = e["event"] as? String, !name.isEmpty else { throw fail("\(key).event", "an event name") }
+            guard let s = Self.jsonInt(e["start"]) else { throw fail("\(key).start", "a whole frame number") }
+            guard let t = Self.jsonInt(e["end"]) else { throw fail("\(key).end", "a whole frame number") }
             let r = try range(key, s, t)
             let own = try whole("\(key).tolerance_frames", e["tolerance_frames"], atLeast: 0)
             events.append(LabelledEvent(event: name, start: r.lowerBound, end: r.upperBound, toleranceFrames: own))
@@ -150,9 +163,25 @@ public struct ClipLabels: Sendable {
             guard Self.isJSONBool(value), let flag = value as? Bool else { throw fail("mirrored", "true or false") }
             mirrored = flag
         }
-        return ClipLabels(
+        var ignored: [String] = []
+        func note(_ place: String, _ object: [String: Any], _ known: Set<String>) {
+            for key in object.keys.sorted() where !known.contains(key) {
+                let names = known.sorted().joined(separator: ", ")
+                ignored.append("\(place)\(key): unknown key, ignored (known: \(names))")
+            }
+        }
+        note("", root, Self.knownKeys)
+        for (i, item) in ((root["events"] as? [Any]) ?? []).enumerated() {
+            if let e = item as? [String: Any] { note("events[\(i)].", e, Self.eventKeys) }
+        }
+        for (i, item) in ((root["dontcare"] as? [Any]) ?? []).enumerated() {
+            if let e = item as? [String: Any] { note("dontcare[\(i)].", e, Self.dontCareKeys) }
+        }
+        var labels = ClipLabels(
             video: resolved, frames: frames, nominalFPS: fps, toleranceFrames: tol,
             mirrored: mirrored, face: face, events: events, absent: absent, dontCare: dontCare)
+        labels.ignoredKeys = ignored
+        return labels
     }
 
     /// Whether `value` is a JSON `true` or `false`. JSONSerialization gives booleans as NSNumbers that `as? Int`

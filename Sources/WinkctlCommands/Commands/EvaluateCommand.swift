@@ -91,6 +91,9 @@ enum EvaluateCommand {
         // Every labels file is read first, so a bad one (stills labels, a broken file) is refused before any
         // clip is scored, not after minutes of others.
         let allLabels = try files.map { try ClipLabels.load(path: $0) }
+        for (file, labels) in zip(files, allLabels) {
+            for line in labels.ignoredKeys { printError("evaluate: \(file): \(line)") }
+        }
         // A name no row can emit is scored as always missed, or never seen in `absent`/`dontcare`: most likely
         // a typo, said once per file (recorded lines from another detector may use names of their own).
         if eventsFrom == nil {
