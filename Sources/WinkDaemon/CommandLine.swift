@@ -14,10 +14,15 @@ public struct UsageError: ExitCodeError, Equatable {
 /// The command's `CommandSpec` declares its options (for `--help`, the man pages and completions); reading
 /// an option it does not declare is a programming error (a precondition), so the documentation cannot
 /// miss one. Anything left unread is a usage error (exit 64) naming it, with the nearest declared option
-/// when it looks like a typo.
+/// when it looks like a typo, and so is an option given twice. After `--`, every argument is positional
+/// (a file named `-x.mp4` or `--weird`), as POSIX utilities take it.
 public struct Arguments {
     private var items: [String]
     private var used: [Bool]
+    /// The index of the first `--`, after which no argument is an option (nil: none).
+    private let separator: Int?
+    /// Flags found more than once, said by `finish()`.
+    private var repeatedFlags: [String] = []
     /// The command whose options these are; nil accepts any name (tests of the parser itself).
     public let spec: CommandSpec?
 
@@ -25,7 +30,12 @@ public struct Arguments {
         self.items = items
         self.spec = spec
         used = Array(repeating: false, count: items.count)
+        separator = items.firstIndex(of: "--")
+        if let separator { used[separator] = true }
     }
+
+    /// Whether argument `i` may be read as an option (it comes before any `--`).
+    private func isOption(_ i: Int) -> Bool { separator.map { i < $0 } ?? true }
 
     private func checkDeclared(_ name: String) {
         precondition(
@@ -37,8 +47,9 @@ public struct Arguments {
     public mutating func flag(_ name: String) -> Bool {
         checkDeclared(name)
         var found = false
-        for (i, item) in items.enumerated() where !used[i] && item == name {
+        for (i, item) in items.enumerated() where !used[i] && isOption(i) && item == name {
             used[i] = true
+            if found && !repeatedFlags.contains(name) { repeatedFlags.append(name) }
             found = true
         }
         return found
@@ -55,7 +66,7 @@ public struct Arguments {
             if let value { throw UsageError("\(name) given twice ('\(value)' and '\(found)'); give it once") }
             value = found
         }
-        for i in items.indices where !used[i] {
+        for i in items.indices where !used[i] && isOption(i) {
             if items[i] == name {
                 guard i + 1 < items.count, !used[i + 1] else { throw UsageError("\(name) needs a value") }
                 used[i] = true
@@ -100,9 +111,9 @@ public struct Arguments {
         return value
     }
 
-    /// The next unused argument that does not start with `--`.
+    /// The next unused argument that does not start with `--`, or any after a `--`.
     public mutating func positional() -> String? {
-        for i in items.indices where !used[i] && !(items[i].hasPrefix("--") && items[i].count > 2) {
+        for i in items.indices where !used[i] && (!isOption(i) || !(items[i].hasPrefix("--") && items[i].count > 2)) {
             used[i] = true
             return items[i]
         }
@@ -112,9 +123,14 @@ public struct Arguments {
     /// - Throws: `UsageError` naming the first argument nobody asked for, with the nearest declared option
     ///   when it starts with `-` and looks like a typo of one.
     public func finish() throws {
+        if let name = repeatedFlags.first {
+            // `--flip --flip` read as one flip; a value option given twice was already refused.
+            throw UsageError("\(name) given twice; give it once")
+        }
         guard let i = used.firstIndex(of: false) else { return }
         let item = items[i]
         let word = String(item.prefix { $0 != "=" })
+        if !isOption(i) { throw UsageError("unexpected argument '\(item)'") }
         if word.hasPrefix("-"), let spec, spec.declares(word) {
             throw UsageError("'\(word)' does not go with the other options given")
         }

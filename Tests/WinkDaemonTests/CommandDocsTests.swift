@@ -101,6 +101,30 @@ import WinkCore
         #expect(throws: UsageError("unknown option '--coefficent'; did you mean --coefficients?")) { try args.finish() }
     }
 
+    /// A newcomer's findings: `--` was an unknown option (`winkctl analyze -- --odd.mp4` could not name the
+    /// file), and a flag given twice was taken as once while a valued option given twice was refused.
+    @Test func aDoubleDashEndsTheOptionsAndAFlagGivenTwiceIsRefused() throws {
+        let spec = AnalyzeCommand.command.spec
+        var args = Arguments(["--quiet", "--", "--coefficients", "-x.mp4"], spec: spec)
+        let quiet = args.flag("--quiet")
+        let coefficients = args.flag("--coefficients")  // after --: a file name
+        #expect(quiet && !coefficients)
+        let first = args.positional()
+        #expect(first == "--coefficients")
+        #expect(throws: UsageError("unexpected argument '-x.mp4'")) { try args.finish() }
+        var plot = Arguments(["clip.mp4", "--", "--plot", "p.png"], spec: spec)
+        let value = try plot.option("--plot")
+        #expect(value == nil)
+        var trailing = Arguments(["clip.mp4", "--"], spec: spec)
+        let (one, two) = (trailing.positional(), trailing.positional())
+        #expect(one == "clip.mp4" && two == nil)
+        try trailing.finish()
+        var twice = Arguments(["clip.mp4", "--flip", "--coefficients", "--flip"], spec: spec)
+        let (flip, withCoefficients, clip) = (twice.flag("--flip"), twice.flag("--coefficients"), twice.positional())
+        #expect(flip && withCoefficients && clip == "clip.mp4")
+        #expect(throws: UsageError("--flip given twice; give it once")) { try twice.finish() }
+    }
+
     /// Numbers are decimal: Swift's parser alone took `--rotate 0x10` as 16 degrees and `inf`/`nan` as
     /// numbers. The range in the message reads as in `--help` (`-180...180`, not `-180.0...180.0`).
     @Test func numbersAreDecimalAndRangesReadAsInHelp() throws {
