@@ -1,5 +1,7 @@
+import Capture
 import Foundation
 import Testing
+import WinkCore
 
 /// An output named like one of the command's own inputs is refused before anything is written (exit 64):
 /// `winkctl analyze me.png --plot me.png` replaced the photo with its plot, and `winkctl overlay -o` named
@@ -58,5 +60,31 @@ struct OwnInputsTests {
         let fine = try Binaries.run(
             "winkctl", ["overlay", "--layout", layout.path, Self.photo, "-o", dir.appendingPathComponent("o.png").path])
         #expect(fine.status == 0, "\(fine.stderr)")
+    }
+}
+
+/// A newcomer's finding: `overlay odd.mp4 -o x.avi` (641x361) wrote 640x360 frames without a word, where
+/// .mp4, .mov and .mkv keep the size. OpenCV's Motion JPEG writer takes even sizes only; the change is said.
+struct AVISizeTests {
+    @Test func anOddSizeWrittenToAVIIsSaid() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let input = dir.appendingPathComponent("odd.mkv").path
+        let writer = try VideoFileWriter(path: input, width: 641, height: 361, framesPerSecond: 10)
+        let frame = PixelBuffer(wantsColor: true)
+        frame.resize(width: 641, height: 361)
+        for i in 0..<(641 * 361 * 3) { frame.bgr[i] = UInt8(i % 251) }
+        for _ in 0..<3 { try writer.write(frame) }
+        try writer.finish()
+        let layout = dir.appendingPathComponent("empty.json")
+        try Data(#"{"layers": []}"#.utf8).write(to: layout)
+        let avi = dir.appendingPathComponent("out.avi").path
+        let r = try Binaries.run("winkctl", ["overlay", "--layout", layout.path, input, "-o", avi])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderrLines.first == "overlay: \(avi): Motion JPEG in .avi takes even sizes: the 641x361 frames "
+                + "were written as 640x360 (.mp4, .mov and .mkv keep the size)", "\(r.stderr)")
+        let written = try VideoFileSource(path: avi)
+        #expect(written.width == 640 && written.height == 360)
+        let mkv = try Binaries.run("winkctl", ["overlay", "--layout", layout.path, input, "-o", dir.path + "/o.mkv"])
+        #expect(mkv.status == 0 && !mkv.stderr.contains("even sizes"), "\(mkv.stderr)")
     }
 }

@@ -95,6 +95,7 @@ enum OverlayCommand {
         // own). .avi: OpenCV's VideoWriter, which reports no write errors, so the file is read back (exit 74
         // if incomplete).
         var video: VideoFileWriter?
+        var videoSize: (width: Int, height: Int)?
         let progress = RunProgress(command: "overlay", quiet: quiet)
         progress.begin(input, expectedFrames: source.expectedFrameCount)
         // Caught, and unblocked: a parent's blocked mask is inherited (a test runner's thread), and a blocked
@@ -112,6 +113,7 @@ enum OverlayCommand {
             summary = try OverlayRun.run(
                 source: source, output: output, renderer: renderer, mirrored: mirrored,
                 openVideo: { path, width, height, rate in
+                    videoSize = (width, height)
                     guard VideoFileWriter.handles(path: path) else { return nil }
                     let writer = try VideoFileWriter(
                         path: path, width: width, height: height, framesPerSecond: rate,
@@ -139,6 +141,12 @@ enum OverlayCommand {
         progress.clear()
         progress.warnIfDamaged(source)
         var details = ""
+        if video == nil, kind == .video, let (width, height) = videoSize, (width | height) & 1 == 1 {
+            // OpenCV's Motion JPEG writer (.avi) takes even sizes only and drops the odd row or column.
+            let written = "\(width & ~1)x\(height & ~1)"
+            printError("overlay: \(output): Motion JPEG in .avi takes even sizes: the \(width)x\(height) frames were "
+                       + "written as \(written) (.mp4, .mov and .mkv keep the size)")
+        }
         if let video {
             let codec = video.encoder == "libx264" ? "H.264 (libx264)" : video.encoder
             let audio = video.audioStreams == 1 ? "1 audio stream" : "\(video.audioStreams) audio streams"
