@@ -77,6 +77,34 @@ struct EvaluateAndBenchTests {
         #expect(recorded.status == 64 && recorded.stderr.contains("--events-from"), "\(recorded.stderr)")
     }
 
+    /// A newcomer's finding: `evaluate --json` left out every warning (they went to stderr only), so a script
+    /// reading the JSON could not tell a clip was damaged or its labels misspelt. Each clip carries them.
+    @Test func evaluateJSONCarriesEachClipsWarnings() throws {
+        let dir = try Binaries.temporaryDirectory()
+        var labels = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: Binaries.fixture("labels/single_face.labels.json"))))
+            as? [String: Any] ?? [:]
+        labels["video"] = Binaries.fixture("video/single_face.mp4")
+        labels["frames"] = 80
+        labels["absnt"] = ["smiel"]
+        let file = dir.appendingPathComponent("sf.labels.json")
+        try JSONSerialization.data(withJSONObject: labels).write(to: file)
+        let r = try Binaries.run("winkctl", ["evaluate", file.path, "--json", "--quiet"])
+        let report = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        let clip = (report?["clips"] as? [[String: Any]])?.first
+        let warnings = clip?["warnings"] as? [String] ?? []
+        #expect(warnings.count == 2, "\(warnings)")
+        #expect(warnings.first?.hasPrefix("absnt: unknown key, ignored") == true, "\(warnings)")
+        #expect(warnings.last == "the labels say 80 frames; the video gave 72", "\(warnings)")
+        #expect(r.stderrLines.count == 2 && r.stderrLines.allSatisfy { $0.hasPrefix("evaluate: \(file.path): ") })
+        // A clip with nothing to say has an empty list.
+        let whole = Binaries.fixture("labels/single_face.labels.json")
+        let plain = try Binaries.run("winkctl", ["evaluate", whole, "--json"])
+        let quietClip = ((try JSONSerialization.jsonObject(with: Data(plain.stdout.utf8)) as? [String: Any])?["clips"]
+            as? [[String: Any]])?.first
+        #expect(quietClip?["warnings"] as? [String] == [])
+    }
+
     @Test func benchPrintsEveryStage() throws {
         let r = try Binaries.run("winkctl", ["bench", Binaries.fixture("video/single_face.mp4"), "--repeat", "1"])
         #expect(r.status == 0, "\(r.stderr)")

@@ -44,10 +44,13 @@ enum EvaluateCommand {
         var labels: String
         var video: String
         var score: ClipScore
+        /// What was said on stderr about this clip (unknown labels keys, a name no row emits, a damaged
+        /// recording, a frame count that differs from the labels'), so that `--json` readers see it too.
+        var warnings: [String] = []
         /// False positives of `winkLeft`/`winkRight`, as "winkLeft@frame".
         var falseWinks: [String] { score.falseWinks.map { "\($0.event)@\($0.frame)" } }
 
-        enum CodingKeys: String, CodingKey { case labels, video, total, events, findings, falseWinks }
+        enum CodingKeys: String, CodingKey { case labels, video, total, events, findings, falseWinks, warnings }
         func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(labels, forKey: .labels)
@@ -56,6 +59,7 @@ enum EvaluateCommand {
             try c.encode(score.byEvent, forKey: .events)
             try c.encode(score.findings, forKey: .findings)
             try c.encode(falseWinks, forKey: .falseWinks)
+            try c.encode(warnings, forKey: .warnings)
         }
     }
 
@@ -91,8 +95,13 @@ enum EvaluateCommand {
         // Every labels file is read first, so a bad one (stills labels, a broken file) is refused before any
         // clip is scored, not after minutes of others.
         let allLabels = try files.map { try ClipLabels.load(path: $0) }
+        var warnings: [String: [String]] = [:]
+        func warn(_ file: String, _ line: String) {
+            printError("evaluate: \(file): \(line)")
+            warnings[file, default: []].append(line)
+        }
         for (file, labels) in zip(files, allLabels) {
-            for line in labels.ignoredKeys { printError("evaluate: \(file): \(line)") }
+            for line in labels.ignoredKeys { warn(file, line) }
         }
         // A name no row can emit is scored as always missed, or never seen in `absent`/`dontcare`: most likely
         // a typo, said once per file (recorded lines from another detector may use names of their own).
@@ -101,8 +110,8 @@ enum EvaluateCommand {
             for (file, labels) in zip(files, allLabels) {
                 let unknown = labels.eventNames.filter { !known.contains($0) }
                 if !unknown.isEmpty {
-                    printError("evaluate: \(file): no row of the analyzer table emits "
-                               + unknown.map { "'\($0)'" }.joined(separator: ", ") + " (a misspelt name?)")
+                    warn(file, "no row of the analyzer table emits "
+                         + unknown.map { "'\($0)'" }.joined(separator: ", ") + " (a misspelt name?)")
                 }
             }
         }
@@ -134,17 +143,17 @@ enum EvaluateCommand {
                     all += pipeline.engine.events
                 }
                 progress.warnIfDamaged(source)
+                if let damage = source.damage { warnings[file, default: []].append("\(labels.video): \(damage)") }
                 // Either count may be the labeller's: the frames shown, or those the container stores (an MP4
                 // edit list hides 3 of no_face.mp4's 98).
                 if lastFrame + 1 != labels.frames && source.expectedFrameCount != labels.frames {
                     progress.clear()
-                    printError(
-                        "evaluate: \(file): the labels say \(labels.frames) frames; the video gave \(lastFrame + 1)")
+                    warn(file, "the labels say \(labels.frames) frames; the video gave \(lastFrame + 1)")
                 }
                 events = all
             }
             let result = score(events: events, labels: labels)
-            let clip = ClipResult(labels: file, video: labels.video, score: result)
+            let clip = ClipResult(labels: file, video: labels.video, score: result, warnings: warnings[file] ?? [])
             clips.append(clip)
             if !json {
                 progress.clear()
