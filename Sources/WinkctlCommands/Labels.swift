@@ -111,7 +111,13 @@ public struct ClipLabels: Sendable {
         var face: [ClosedRange<Int>] = []
         for (i, item) in try list("face", root["face"], fail).enumerated() {
             guard let pair = Self.jsonPair(item) else { throw fail("face[\(i)]", "a [start, end] pair") }
-            face.append(try range("face[\(i)]", pair.0, pair.1))
+            let r = try range("face[\(i)]", pair.0, pair.1)
+            // Overlapping ranges expected a faceFound inside a face already present.
+            if let j = face.firstIndex(where: { $0.overlaps(r) }) {
+                let other = "\(face[j].lowerBound)...\(face[j].upperBound)"
+                throw fail("face[\(i)]", "a range apart from face[\(j)] (\(other))")
+            }
+            face.append(r)
         }
         var events: [LabelledEvent] = []
         for (i, item) in try list("events", root["events"], fail).enumerated() {

@@ -103,6 +103,13 @@ struct EvaluateAndBenchTests {
         let quietClip = ((try JSONSerialization.jsonObject(with: Data(plain.stdout.utf8)) as? [String: Any])?["clips"]
             as? [[String: Any]])?.first
         #expect(quietClip?["warnings"] as? [String] == [])
+        // The same file twice (here by a symbolic link) was scored twice; it is scored once, and said.
+        let link = dir.appendingPathComponent("link.labels.json")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: whole)
+        let twice = try Binaries.run("winkctl", ["evaluate", whole, link.path, "--json", "--quiet"])
+        let clips = (try JSONSerialization.jsonObject(with: Data(twice.stdout.utf8)) as? [String: Any])?["clips"]
+        #expect((clips as? [Any])?.count == 1, "\(twice.stdout.prefix(300))")
+        #expect(twice.stderrLines == ["evaluate: \(link.path): the same labels file as \(whole); scored once"])
     }
 
     @Test func benchPrintsEveryStage() throws {

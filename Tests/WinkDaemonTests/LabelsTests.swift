@@ -194,6 +194,9 @@ struct LabelsTests {
              "events[0].event: expected an event name"),
             (#"{\#(base), "frames": 50, "events": [5]}"#, "events[0]: expected an object with event, start, end"),
             (#"{"video": "", "frames": 50, "face": [[0, 49]]}"#, "video: expected the clip's path"),
+            // Overlapping face ranges gave a bogus "missed: faceFound in frames 60...60".
+            (#"{"video": "/x.mp4", "frames": 72, "face": [[0, 71], [60, 71]]}"#,
+             "face[1]: expected a range apart from face[0] (0...71)"),
             (#"{"video": "/x.mp4", "frames": 50, "face": [[false, true]]}"#, "face[0]: expected a [start, end] pair"),
             (#"{\#(base), "frames": 50, "nominal_fps": true}"#,
              "nominal_fps: expected frames per second above 0 and at most 1000, or a description"),

@@ -232,7 +232,16 @@ enum EvaluateCommand {
             }
             files += found
         }
-        return files
+        // The same file twice (`evaluate a.json a.json`, or a folder and a file in it) was scored twice.
+        var kept: [String] = []
+        for file in files {
+            if let first = kept.first(where: { $0 == file || sameFile($0, file) }) {
+                printError("evaluate: \(file): the same labels file as \(first); scored once")
+            } else {
+                kept.append(file)
+            }
+        }
+        return kept
     }
 
     /// The `event` lines of an NDJSON file (other lines, such as coefficients, hello or status, are skipped).
