@@ -88,3 +88,23 @@ struct AVISizeTests {
         #expect(mkv.status == 0 && !mkv.stderr.contains("even sizes"), "\(mkv.stderr)")
     }
 }
+
+/// A newcomer's finding: `overlay clip.mp4 -o out.m4v` said "0 audio streams copied" of a clip with an MP3
+/// track, which .m4v does not take: the summary now says what was left out and why.
+struct OverlayAudioSummaryTests {
+    @Test func anAudioStreamLeftOutIsSaid() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let layout = dir.appendingPathComponent("empty.json")
+        try Data(#"{"layers": []}"#.utf8).write(to: layout)
+        let clip = Binaries.fixture("video/single_face.mp4")
+        for (name, said) in [
+            ("o.m4v", "(H.264 (libx264), 0 of 1 audio streams copied; .m4v does not take mp3)"),
+            ("o.mp4", "(H.264 (libx264), 1 audio stream copied)"),
+        ] {
+            let out = dir.appendingPathComponent(name).path
+            let r = try Binaries.run("winkctl", ["overlay", "--layout", layout.path, clip, "-o", out])
+            #expect(r.status == 0 && r.stderrLines.last == "overlay: 72 frame(s), 72 face(s) drawn -> \(out) \(said)",
+                    "\(r.stderr)")
+        }
+    }
+}

@@ -149,8 +149,17 @@ enum OverlayCommand {
         }
         if let video {
             let codec = video.encoder == "libx264" ? "H.264 (libx264)" : video.encoder
-            let audio = video.audioStreams == 1 ? "1 audio stream" : "\(video.audioStreams) audio streams"
-            details = " (\(codec), \(audio) copied)"
+            var audio = video.audioStreams == 1 ? "1 audio stream copied" : "\(video.audioStreams) audio streams copied"
+            // A stream the container does not take is left out: said, not just counted ("0 audio streams").
+            let inputAudio = ((try? MediaStreams.of(path: input)) ?? []).filter { $0.kind == .audio }
+            if inputAudio.count > video.audioStreams {
+                let container = "." + URL(fileURLWithPath: output).pathExtension.lowercased()
+                let codecs = Array(Set(inputAudio.map(\.codec))).sorted().joined(separator: ", ")
+                audio = "\(video.audioStreams) of \(inputAudio.count) audio streams copied; "
+                    + (video.audioStreams == 0 ? "\(container) does not take \(codecs)"
+                       : "\(container) does not take the others (\(codecs) in the input)")
+            }
+            details = " (\(codec), \(audio))"
         }
         if !quiet {
             printError("overlay: \(summary.frames) frame(s), \(summary.faces) face(s) drawn -> \(output)\(details)")
