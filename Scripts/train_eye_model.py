@@ -136,27 +136,28 @@ def lopo_events(files, X, y, groups, winkctl, transform=()):
     """Each person's clips scored by winkd with an eye-state model that never saw them."""
     import tempfile
     totals, people = {}, {}
-    tmp = tempfile.mkdtemp(prefix="winkd-lopo-")
-    for person in sorted(set(groups)):
-        w, b = fit(X[groups != person], y[groups != person])
-        model = os.path.join(tmp, person + ".json")
-        json.dump({"weights": [float(v) for v in w], "bias": float(b)}, open(model, "w"))
-        mine = [f for f in files if person_of(f) == person and "video" in json.load(open(f))]
-        out = subprocess.run([winkctl, "evaluate", *mine, "--eye-model", model, "--json", "--quiet", *transform],
-                             check=True,
-                             capture_output=True, text=True)
-        report = json.loads(out.stdout)
-        for clip in report["clips"]:
-            t = clip["total"]
-            eye = {k: sum(v[k] for n, v in clip["events"].items() if n in EYE_EVENTS) for k in ("tp", "fp", "missed")}
-            print(f"  {os.path.basename(clip['labels']):48s} tp={t['tp']:3d} fp={t['fp']:2d} missed={t['missed']:2d} "
-                  f"f1={t['f1']:.3f}  eye tp={eye['tp']} fp={eye['fp']} missed={eye['missed']}"
-                  + (f"  false winks: {clip['falseWinks']}" if clip["falseWinks"] else ""))
-            for name, s in clip["events"].items():
-                for table in (totals, people) if "/people/" in clip["labels"] else (totals,):
-                    acc = table.setdefault(name, {"tp": 0, "fp": 0, "missed": 0})
-                    for k in acc:
-                        acc[k] += s[k]
+    # The held-out models are written to a folder removed at the end (each run left one behind).
+    with tempfile.TemporaryDirectory(prefix="winkd-lopo-") as tmp:
+        for person in sorted(set(groups)):
+            w, b = fit(X[groups != person], y[groups != person])
+            model = os.path.join(tmp, person + ".json")
+            json.dump({"weights": [float(v) for v in w], "bias": float(b)}, open(model, "w"))
+            mine = [f for f in files if person_of(f) == person and "video" in json.load(open(f))]
+            out = subprocess.run([winkctl, "evaluate", *mine, "--eye-model", model, "--json", "--quiet", *transform],
+                                 check=True,
+                                 capture_output=True, text=True)
+            report = json.loads(out.stdout)
+            for clip in report["clips"]:
+                t = clip["total"]
+                eye = {k: sum(v[k] for n, v in clip["events"].items() if n in EYE_EVENTS) for k in ("tp", "fp", "missed")}
+                print(f"  {os.path.basename(clip['labels']):48s} tp={t['tp']:3d} fp={t['fp']:2d} missed={t['missed']:2d} "
+                      f"f1={t['f1']:.3f}  eye tp={eye['tp']} fp={eye['fp']} missed={eye['missed']}"
+                      + (f"  false winks: {clip['falseWinks']}" if clip["falseWinks"] else ""))
+                for name, s in clip["events"].items():
+                    for table in (totals, people) if "/people/" in clip["labels"] else (totals,):
+                        acc = table.setdefault(name, {"tp": 0, "fp": 0, "missed": 0})
+                        for k in acc:
+                            acc[k] += s[k]
     def f1(s):
         return 2 * s["tp"] / max(1, 2 * s["tp"] + s["fp"] + s["missed"])
     groups_of = {"eye events": EYE_EVENTS, "mouth events": ("smile", "mouthOpen"), "face events": ("faceFound", "faceLost")}
