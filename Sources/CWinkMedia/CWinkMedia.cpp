@@ -349,6 +349,10 @@ int wm_video_is_single_picture(const wm_video *video) { return video && video->s
 
 int64_t wm_video_declared_frames(const wm_video *video) {
     if (!video || !video->format || video->stream < 0) return 0;
+    // Only an MP4/QuickTime sample table counts the frames stored; an AVI's header counts the frame slots of
+    // its timeline, which a variable-rate recording leaves partly empty (169 frames in 762 slots).
+    const char *name = video->format->iformat ? video->format->iformat->name : nullptr;
+    if (name == nullptr || std::strncmp(name, "mov,", 4) != 0) return 0;
     const int64_t n = video->format->streams[video->stream]->nb_frames;
     return n > 0 ? n : 0;
 }
@@ -359,8 +363,25 @@ double wm_video_declared_seconds(const wm_video *video) {
     if (stream->duration > 0 && stream->time_base.num > 0 && stream->time_base.den > 0) {
         return static_cast<double>(stream->duration) * av_q2d(stream->time_base);
     }
-    // The container's duration counts from its own start; frame times count from the stream's.
+    // Matroska and WebM give each track's length as a "DURATION" tag (HH:MM:SS.fraction), written at the
+    // start of the file by FFmpeg's muxer, so a file cut short keeps it.
+    if (const AVDictionaryEntry *tag = av_dict_get(stream->metadata, "DURATION", nullptr, 0)) {
+        unsigned hours = 0, minutes = 0;
+        double seconds = 0;
+        if (std::sscanf(tag->value, "%u:%u:%lf", &hours, &minutes, &seconds) == 3 && seconds >= 0) {
+            return hours * 3600.0 + minutes * 60.0 + seconds;
+        }
+    }
+    // Else the file's duration, which counts every stream: only for a file whose video is alone (a longer
+    // audio track would read as missing frames).
     const AVFormatContext *format = video->format;
+    for (unsigned i = 0; i < format->nb_streams; i++) {
+        const AVMediaType kind = format->streams[i]->codecpar->codec_type;
+        if (static_cast<int>(i) != video->stream && (kind == AVMEDIA_TYPE_AUDIO || kind == AVMEDIA_TYPE_VIDEO)) {
+            return 0;
+        }
+    }
+    // The container's duration counts from its own start; frame times count from the stream's.
     if (format->duration <= 0 || format->duration_estimation_method == AVFMT_DURATION_FROM_BITRATE) return 0;
     double seconds = static_cast<double>(format->duration) / AV_TIME_BASE;
     if (format->start_time != AV_NOPTS_VALUE && stream->start_time != AV_NOPTS_VALUE) {

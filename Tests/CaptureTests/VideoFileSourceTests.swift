@@ -350,6 +350,20 @@ struct VideoFileSourceTests {
         let said = try #require(short.damage)
         #expect(said.hasPrefix("its frames end at "), "\(said)")
         #expect(said.hasSuffix(" of the 2.4 s its container declares (truncated?)"), "\(said)")
+        // A newcomer's finding: a whole file whose video track is shorter than its audio was "truncated?"
+        // (the file's duration counts the audio); the track's own DURATION tag is its length.
+        let shortVideo = dir.appendingPathComponent("short-video.mkv")
+        let again = try VideoFileSource(path: input)
+        let shortWriter = try VideoFileWriter(path: shortVideo.path, width: again.width, height: again.height,
+                                              framesPerSecond: 30, audioFrom: input)
+        var written = 0
+        while written < 30, let info = try again.read(into: buffer) {
+            try shortWriter.write(buffer, time: info.time)
+            written += 1
+        }
+        try shortWriter.finish()
+        let shortRead = try readAll(shortVideo)
+        #expect(shortRead.frames == 30 && shortRead.damage == nil, "\(shortRead)")
     }
 
     /// A newcomer's finding: a video of non-square pixels (320x360 stored, 2:1 pixels) was read at its stored
@@ -375,6 +389,26 @@ struct VideoFileSourceTests {
     /// A cover picture stored as the first video stream was read as the whole file: one frame, no face, no
     /// word. The film is read, as FFmpeg's own tools choose it. Here an AVI made of two fixture photos: stream 0
     /// one 360x480 picture (the cover), stream 1 ten frames of a 500x375 photo at 10 fps (Motion JPEG).
+    /// A newcomer's finding: an AVI made from a variable-rate recording was "it holds 169 of the 762 frames
+    /// its container declares (truncated?)": its header counts the slots of its timeline, some of them empty
+    /// chunks. Only an MP4/QuickTime sample count is taken as the number of frames; the timeline is judged by
+    /// its duration.
+    @Test func anAVIWithEmptyFrameSlotsIsNotCalledTruncated() throws {
+        let photos = Self.videos.deletingLastPathComponent().appendingPathComponent("images/dlib")
+        let film = try Data(contentsOf: photos.appendingPathComponent("2007_007763.jpg"))
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("slots-\(getpid()).avi")
+        defer { try? FileManager.default.removeItem(at: url) }
+        // 20 slots at 10 fps, every other one empty (a frame repeated by the player).
+        let slots = (0..<20).map { $0 % 2 == 0 ? film : Data() }
+        try Self.motionJPEGAVI(streams: [(500, 375, slots)]).write(to: url)
+        let source = try VideoFileSource(path: url.path)
+        let buffer = PixelBuffer()
+        var times: [Double] = []
+        while let info = try source.read(into: buffer) { times.append(info.time) }
+        #expect(times.count == 10 && abs((times.last ?? 0) - 1.8) < 0.01, "\(times)")
+        #expect(source.damage == nil, "\(source.damage ?? "")")
+    }
+
     @Test func aCoverPictureBeforeTheFilmIsPassedOver() throws {
         let photos = Self.videos.deletingLastPathComponent().appendingPathComponent("images/dlib")
         let cover = try Data(contentsOf: photos.appendingPathComponent("2008_001009.jpg"))

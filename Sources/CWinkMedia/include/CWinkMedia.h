@@ -56,11 +56,12 @@ int wm_video_is_image(const wm_video *video);
 /// holds a single packet and the file ends within its first 512 packets (a one-frame GIF, a TGA, a video of
 /// one frame), else 0. Such a file is one instant, judged as a photo is.
 int wm_video_is_single_picture(const wm_video *video);
-/// The video stream's frame count as its container declares it exactly (an MP4's sample count), or 0.
+/// The video stream's frame count as its container declares it exactly (an MP4 or QuickTime file's sample
+/// count), or 0 (other containers: an AVI's header counts frame slots, not frames).
 int64_t wm_video_declared_frames(const wm_video *video);
 /// The video stream's duration in seconds as its container declares it, counted from the stream's first
-/// frame (the stream's own duration, else the file's, unless FFmpeg only estimated that from the bit rate),
-/// or 0 when it does not say. Compared with the frames' times at the end, it tells a file cut short whose
+/// frame: the stream's own duration, else its Matroska "DURATION" tag, else the file's when the video is its
+/// only audio or video stream (and FFmpeg did not only estimate it from the bit rate); 0 when it does not say. Compared with the frames' times at the end, it tells a file cut short whose
 /// container counts no frames (an MKV, a WebM).
 double wm_video_declared_seconds(const wm_video *video);
 /// Packets the decoder refused and decoding errors so far (damaged data; each such packet's frame is
