@@ -14,11 +14,35 @@ public enum JSONDuplicateKeys {
     /// `data` should already have parsed as JSON; on text that is not JSON the scan stops where the text stops
     /// making sense and returns what it found before (it never traps). Keys are compared after their escapes
     /// are decoded (`"a"` and `"\u0061"` are the same key).
+    ///
+    /// The text may be in any encoding Foundation's parsers read (RFC 8259 section 8.1, RFC 4627 section 3):
+    /// UTF-8 with or without a byte-order mark, UTF-16 or UTF-32 of either byte order (a byte-order mark or
+    /// the zero bytes of its first character tell which); it is scanned as UTF-8.
     public static func find(in data: Data) -> [String] {
-        var scanner = Scanner(bytes: [UInt8](data))
+        var scanner = Scanner(bytes: utf8(data))
         scanner.skipSpace()
         scanner.value(path: "")
         return scanner.found
+    }
+
+    /// `data` as UTF-8 bytes, without a byte-order mark.
+    static func utf8(_ data: Data) -> [UInt8] {
+        let b = [UInt8](data.prefix(4))
+        func decoded(_ encoding: String.Encoding, dropping count: Int) -> [UInt8] {
+            String(data: data.dropFirst(count), encoding: encoding).map { Array($0.utf8) } ?? []
+        }
+        switch b.count >= 4 ? (b[0], b[1], b[2], b[3]) : (b.first ?? 1, b.count > 1 ? b[1] : 1, 1, 1) {
+        case (0xEF, 0xBB, 0xBF, _): return [UInt8](data.dropFirst(3))
+        case (0x00, 0x00, 0xFE, 0xFF): return decoded(.utf32BigEndian, dropping: 4)
+        case (0xFF, 0xFE, 0x00, 0x00): return decoded(.utf32LittleEndian, dropping: 4)
+        case (0xFE, 0xFF, _, _): return decoded(.utf16BigEndian, dropping: 2)
+        case (0xFF, 0xFE, _, _): return decoded(.utf16LittleEndian, dropping: 2)
+        case (0x00, 0x00, 0x00, _): return decoded(.utf32BigEndian, dropping: 0)
+        case (_, 0x00, 0x00, 0x00): return decoded(.utf32LittleEndian, dropping: 0)
+        case (0x00, _, _, _): return decoded(.utf16BigEndian, dropping: 0)
+        case (_, 0x00, _, _): return decoded(.utf16LittleEndian, dropping: 0)
+        default: return [UInt8](data)
+        }
     }
 
     private struct Scanner {

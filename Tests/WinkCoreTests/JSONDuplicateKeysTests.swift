@@ -25,6 +25,33 @@ struct JSONDuplicateKeysTests {
         #expect(find("[{\"k\": 1, \"k\": 2,}, // note\n {\"k\": 3} /* { \"k\": 4 } */]").count == 1)
     }
 
+    /// A newcomer's finding: a file with a UTF-8 byte-order mark, or in UTF-16 or UTF-32, which Foundation
+    /// parses, was not checked at all (the scan met no "{" and stopped).
+    @Test func everyEncodingFoundationReadsIsChecked() throws {
+        let text = "{\"quality\": {\"maximumYaw\": 20},\n \"quality\": {\"maximumYaw\": 30}}"
+        let said = ["quality: given twice in one object (lines 1 and 2); JSON keeps only one of them"]
+        var encodings: [(String, Data)] = [
+            ("UTF-8", Data(text.utf8)), ("UTF-8 BOM", Data([0xEF, 0xBB, 0xBF] + text.utf8)),
+        ]
+        for (name, encoding) in [("UTF-16LE", String.Encoding.utf16LittleEndian), ("UTF-16BE", .utf16BigEndian),
+                                 ("UTF-32LE", .utf32LittleEndian), ("UTF-32BE", .utf32BigEndian)] {
+            let plain = try #require(text.data(using: encoding))
+            encodings.append((name, plain))
+            let marked: [UInt8] = switch encoding {
+            case .utf16LittleEndian: [0xFF, 0xFE]
+            case .utf16BigEndian: [0xFE, 0xFF]
+            case .utf32LittleEndian: [0xFF, 0xFE, 0, 0]
+            default: [0, 0, 0xFE, 0xFF]
+            }
+            encodings.append((name + " BOM", Data(marked) + plain))
+        }
+        for (name, data) in encodings {
+            // Foundation reads each of them (so winkd would have used the second "quality").
+            #expect((try? JSONSerialization.jsonObject(with: data)) != nil, "\(name): Foundation does not read it")
+            #expect(JSONDuplicateKeys.find(in: data) == said, "\(name)")
+        }
+    }
+
     @Test func textThatIsNotJSONNeverTraps() {
         for text in ["", "{", "{\"a\"", "{\"a\": ", "{\"a\": [1, {\"b\"", "\"unterminated", "{\"a\" 1, \"a\": 2}",
                      "]]]}}}", "{,,,}", "/* open", String(repeating: "[", count: 100_000),
