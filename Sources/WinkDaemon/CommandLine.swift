@@ -34,6 +34,11 @@ public struct Arguments {
         if let separator { used[separator] = true }
     }
 
+    /// Whether `arguments` hold `--help` or `-h` before any `--` (after it, they are file names).
+    public static func asksForHelp(_ arguments: [String]) -> Bool {
+        arguments.prefix { $0 != "--" }.contains { $0 == "--help" || $0 == "-h" }
+    }
+
     /// Whether argument `i` may be read as an option (it comes before any `--`).
     private func isOption(_ i: Int) -> Bool { separator.map { i < $0 } ?? true }
 

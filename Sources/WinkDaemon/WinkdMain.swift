@@ -15,7 +15,7 @@ public enum WinkdMain {
         limitStillImageSize()
         runMain("winkd") {
             let argv = Array(CommandLine.arguments.dropFirst())
-            if argv.contains("--help") || argv.contains("-h") {
+            if Arguments.asksForHelp(argv) {
                 print(DaemonOptions.spec.help(program: ""))
                 return .ok
             }

@@ -72,7 +72,7 @@ public enum WinkctlMain {
             }
             guard let command = command(named: name) else { throw unknownCommand(name) }
             argv.removeFirst()
-            if argv.contains("--help") || argv.contains("-h") {
+            if Arguments.asksForHelp(argv) {
                 print(command.spec.help(program: "winkctl"))
                 return .ok
             }

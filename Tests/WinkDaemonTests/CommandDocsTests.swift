@@ -123,6 +123,9 @@ import WinkCore
         let (flip, withCoefficients, clip) = (twice.flag("--flip"), twice.flag("--coefficients"), twice.positional())
         #expect(flip && withCoefficients && clip == "clip.mp4")
         #expect(throws: UsageError("--flip given twice; give it once")) { try twice.finish() }
+        // `-h` and `--help` after `--` are file names too (they printed the help).
+        #expect(Arguments.asksForHelp(["clip.mp4", "-h"]) && Arguments.asksForHelp(["--help", "--", "x"]))
+        #expect(!Arguments.asksForHelp(["--", "-h"]) && !Arguments.asksForHelp(["--quiet", "--", "--help"]))
     }
 
     /// Numbers are decimal: Swift's parser alone took `--rotate 0x10` as 16 degrees and `inf`/`nan` as
