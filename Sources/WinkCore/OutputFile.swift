@@ -141,7 +141,8 @@ public final class PendingOutput {
         let name = target.split(separator: "/").last.map(String.init) ?? target
         // The extension as the writers read it (`.png` alone is a PNG named ".png").
         let dot = name.lastIndex(of: ".")
-        var stem = dot.map { String(name[..<$0]) } ?? name
+        let fullStem = dot.map { String(name[..<$0]) } ?? name
+        var stem = fullStem
         let ext = dot.map { String(name[$0...]) } ?? ""
         let unique = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         let suffix = ".partial-\(getpid())-\(unique)\(ext)"
@@ -165,25 +166,38 @@ public final class PendingOutput {
         }
         if let existing { _ = fchmod(fd, existing) }  // the umask applied to open's mode; keep the old bits
         close(fd)
-        Self.removeLeftovers(in: directory, prefix: ".\(stem).partial-", extension: ext)
+        Self.removeLeftovers(in: directory, stem: fullStem, extension: ext)
     }
 
     /// How long a leftover must have been untouched before it is removed: a writer that is alive (in another
     /// PID namespace sharing the folder, say, whose PID this process cannot see) writes more often.
     public static let leftoverAge: Double = 60
 
-    /// Removes the regular files `PREFIX<pid>-<hex>EXT` in `directory` whose process no longer exists
-    /// (kill(pid, 0) says ESRCH) and that were last modified at least `leftoverAge` seconds ago: the
-    /// temporary files of outputs to the same destination whose run was killed before it could remove them.
-    /// Anything else (this process's, a live process's, a recent one, another name's) is left alone.
-    static func removeLeftovers(in directory: String, prefix: String, extension ext: String,
+    /// Removes the regular files `.STEM.partial-<pid>-<hex>EXT` in `directory` (as `init` names them: the pid
+    /// in decimal ASCII digits without a leading zero, the random part in lower-case hex; STEM shortened for a
+    /// long name, so a shortened leftover's stem is a prefix of `stem` in a name of 252-255 bytes) whose
+    /// process no longer exists (kill(pid, 0) says ESRCH) and that were last modified at least `leftoverAge`
+    /// seconds ago: the temporary files of outputs to the same destination whose run was killed before it
+    /// could remove them. Anything else (this process's, a live process's, a recent one, another name's) is
+    /// left alone.
+    static func removeLeftovers(in directory: String, stem: String, extension ext: String,
                                 now: Double = Date().timeIntervalSince1970) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        for name in names where name.hasPrefix(prefix) && name.hasSuffix(ext) {
-            let middle = name.dropFirst(prefix.count).dropLast(ext.count)  // "<pid>-<hex>"
+        let marker = ".partial-"
+        for name in names where name.hasPrefix(".") && name.hasSuffix(ext) && name.utf8.count <= 255 {
+            guard let at = name.range(of: marker, options: .backwards) else { continue }
+            let leftoverStem = name[name.index(after: name.startIndex)..<at.lowerBound]
+            let shortened = name.utf8.count >= 252 && !leftoverStem.isEmpty && stem.hasPrefix(leftoverStem)
+            guard leftoverStem == stem || shortened else { continue }
+            let middle = name[at.upperBound...].dropLast(ext.count)  // "<pid>-<hex>"
             let parts = middle.split(separator: "-", omittingEmptySubsequences: false)
-            guard parts.count == 2, let pid = pid_t(parts[0]), pid > 0, pid != getpid(),
-                  !parts[1].isEmpty, parts[1].allSatisfy(\.isHexDigit) else { continue }
+            guard parts.count == 2, let digits = parts.first, let hex = parts.last,
+                  (1...10).contains(digits.count), digits.first != "0",
+                  digits.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) }),
+                  (1...8).contains(hex.count),
+                  hex.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || ("a"..."f").contains($0) }),
+                  let pid = pid_t(digits), pid != getpid()
+            else { continue }
             guard kill(pid, 0) == -1 && errno == ESRCH else { continue }
             let path = (directory == "/" ? "/" : directory + "/") + name
             var st = stat()
