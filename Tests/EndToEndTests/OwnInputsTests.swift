@@ -36,6 +36,26 @@ struct OwnInputsTests {
         #expect(fine.status == 0, "\(fine.stderr)")
     }
 
+    /// `winkctl calibrate -o` named like its recording or its --config replaced it with the profile.
+    @Test func aProfileNamedLikeTheRecordingOrTheConfigurationIsRefused() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let clip = dir.appendingPathComponent("sf.json")
+        try FileManager.default.copyItem(atPath: Binaries.fixture("video/single_face.mp4"), toPath: clip.path)
+        let config = dir.appendingPathComponent("c.json")
+        try Data("{}".utf8).write(to: config)
+        let before = try Data(contentsOf: clip)
+        for (output, name) in [(clip.path, "recording"), (config.path, "configuration")] {
+            let r = try Binaries.run(
+                "winkctl", ["calibrate", "--source", clip.path, "--config", config.path, "-o", output,
+                            "--segments", "neutral=0-0.6"])
+            #expect(r.status == 64, "\(r.stderr)")
+            #expect(r.stderrLines == [
+                "winkctl: calibrate: \(output): the profile would overwrite the \(name); choose another -o"
+            ])
+        }
+        #expect(try Data(contentsOf: clip) == before && (try Data(contentsOf: config)) == Data("{}".utf8))
+    }
+
     @Test func anOverlayOutputNamedLikeALayerImageOrTheLayoutIsRefused() throws {
         let dir = try Binaries.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -46,10 +46,11 @@ enum AnalyzeCommand {
         // Before minutes of processing, not after (73: "no such directory ...").
         if let plotPath { try OutputFile.checkCreatable(plotPath) }
         // A photo analysed with --plot on its own name was replaced by the plot.
-        let inputs = [("input", file), ("configuration", options.configPath), ("profile", options.request.profilePath),
-                      ("eye model", options.eyeModelPath)]
-        if let plotPath, let (what, _) = inputs.first(where: { $0.1.map { sameFile($0, plotPath) } ?? false }) {
-            throw UsageError("analyze: \(plotPath): the plot would overwrite the \(what); choose another --plot")
+        if let plotPath {
+            try refuseOverwriting(
+                plotPath, command: "analyze", what: "the plot", option: "--plot",
+                inputs: [("input", file), ("configuration", options.configPath),
+                         ("profile", options.request.profilePath), ("eye model", options.eyeModelPath)])
         }
 
         let source = TransformOptions.apply(transform, to: try openMediaFile(path: file))

@@ -48,6 +48,12 @@ enum CalibrateCommand {
         guard let sourcePath else { throw UsageError("calibrate: which source (--source FILE|DEVICE)? \(usage)") }
         guard let output else { throw UsageError("calibrate: where to write the profile (-o PROFILE.json)? \(usage)") }
         try OutputFile.checkCreatable(output)  // before the recording, not after it
+        // The recording or the configuration was replaced by the profile (the profile in use may be: it is
+        // left out of the recording, and a new calibration replaces it).
+        try refuseOverwriting(
+            output, command: "calibrate", what: "the profile", option: "-o",
+            inputs: [("recording", sourcePath), ("configuration", options.configPath),
+                     ("eye model", options.eyeModelPath)])
         let live = SourceKind(source: sourcePath) == .camera
         let segments: [CalibrationProfile.Segment]
         if let segmentsText {

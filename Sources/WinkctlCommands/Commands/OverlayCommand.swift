@@ -168,6 +168,19 @@ enum OverlayCommand {
     }
 }
 
+/// Refuses (exit 64) an output that names one of the command's own inputs, which it would replace: "analyze:
+/// me.png: the plot would overwrite the input; choose another --plot".
+/// - Parameters:
+///   - what: the output's name in the message ("the plot", "the profile").
+///   - inputs: each input's description and path (nil: not given).
+func refuseOverwriting(
+    _ output: String, command: String, what: String, option: String, inputs: [(String, String?)]
+) throws {
+    for case let (name, path?) in inputs where sameFile(path, output) {
+        throw UsageError("\(command): \(output): \(what) would overwrite the \(name); choose another \(option)")
+    }
+}
+
 /// Whether two paths name the same existing file (same device and inode, through symlinks).
 func sameFile(_ a: String, _ b: String) -> Bool {
     var sa = stat()
