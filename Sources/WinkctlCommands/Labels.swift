@@ -112,10 +112,13 @@ public struct ClipLabels: Sendable {
         for (i, item) in try list("face", root["face"], fail).enumerated() {
             guard let pair = Self.jsonPair(item) else { throw fail("face[\(i)]", "a [start, end] pair") }
             let r = try range("face[\(i)]", pair.0, pair.1)
-            // Overlapping ranges expected a faceFound inside a face already present.
-            if let j = face.firstIndex(where: { $0.overlaps(r) }) {
+            // Overlapping or adjacent ranges expected a faceLost and a faceFound where the face never left.
+            let meets = { (o: ClosedRange<Int>) in
+                r.lowerBound <= o.upperBound + 1 && o.lowerBound <= r.upperBound + 1
+            }
+            if let j = face.firstIndex(where: meets) {
                 let other = "\(face[j].lowerBound)...\(face[j].upperBound)"
-                throw fail("face[\(i)]", "a range apart from face[\(j)] (\(other))")
+                throw fail("face[\(i)]", "a range apart from face[\(j)] (\(other)); ranges that meet are one")
             }
             face.append(r)
         }
@@ -128,7 +131,14 @@ public struct ClipLabels: Sendable {
             guard let t = Self.jsonInt(e["end"]) else { throw fail("\(key).end", "a whole frame number") }
             let r = try range(key, s, t)
             let own = try whole("\(key).tolerance_frames", e["tolerance_frames"], atLeast: 0)
-            events.append(LabelledEvent(event: name, start: r.lowerBound, end: r.upperBound, toleranceFrames: own))
+            let label = LabelledEvent(event: name, start: r.lowerBound, end: r.upperBound, toleranceFrames: own)
+            // The same label twice asked for two occurrences of one event: a certain miss.
+            let same = { (o: LabelledEvent) in o.event == name && o.start == label.start && o.end == label.end }
+            if let j = events.firstIndex(where: same) {
+                let frames = "\(label.start)...\(label.end)"
+                throw fail(key, "a label other than events[\(j)] (the same \(name) in frames \(frames))")
+            }
+            events.append(label)
         }
         var dontCare: [DontCare] = []
         for (i, item) in try list("dontcare", root["dontcare"], fail).enumerated() {

@@ -196,7 +196,12 @@ struct LabelsTests {
             (#"{"video": "", "frames": 50, "face": [[0, 49]]}"#, "video: expected the clip's path"),
             // Overlapping face ranges gave a bogus "missed: faceFound in frames 60...60".
             (#"{"video": "/x.mp4", "frames": 72, "face": [[0, 71], [60, 71]]}"#,
-             "face[1]: expected a range apart from face[0] (0...71)"),
+             "face[1]: expected a range apart from face[0] (0...71); ranges that meet are one"),
+            (#"{"video": "/x.mp4", "frames": 72, "face": [[0, 40], [41, 71]]}"#,
+             "face[1]: expected a range apart from face[0] (0...40); ranges that meet are one"),
+            (#"{\#(base), "frames": 50, "events": [{"event": "blink", "start": 5, "end": 9}, "#
+                + #"{"event": "blink", "start": 5, "end": 9}]}"#,
+             "events[1]: expected a label other than events[0] (the same blink in frames 5...9)"),
             (#"{"video": "/x.mp4", "frames": 50, "face": [[false, true]]}"#, "face[0]: expected a [start, end] pair"),
             (#"{\#(base), "frames": 50, "nominal_fps": true}"#,
              "nominal_fps: expected frames per second above 0 and at most 1000, or a description"),
