@@ -82,6 +82,13 @@ struct LabelsTests {
         }
         try Data((ok + "\n" + #"{"type":"coefficients","frame":"x"}"# + "\n").utf8).write(to: url)
         #expect(try EvaluateCommand.recordedEvents(url.path).map(\.frame) == [3])
+        // A line without a type was skipped without a word (a file of them scored as all missed).
+        try Data((ok + "\n" + #"{"event":"blink","phase":"occurred","frame":3,"time":0.1}"# + "\n").utf8).write(to: url)
+        #expect(throws: LabelsError(path: url.path, reason: #"line 2: no "type" (an event line has "type":"event")"#,
+                                    exitCode: .dataError)) { try EvaluateCommand.recordedEvents(url.path) }
+        // A type winkd never sends ("Event") is skipped, and said (on stderr), not refused.
+        try Data((ok + "\n" + #"{"type":"Event","event":"blink","frame":3,"time":0.1}"# + "\n").utf8).write(to: url)
+        #expect(try EvaluateCommand.recordedEvents(url.path).count == 1)
     }
 
     /// A misspelt "absnt" was ignored without a word, so the false winks it should have counted were not.

@@ -253,12 +253,28 @@ enum EvaluateCommand {
         }
         let decoder = JSONDecoder()
         var events: [ExpressionEvent] = []
+        var unknownTypes: [String: Int] = [:]
+        defer {
+            if !unknownTypes.isEmpty {
+                let listed = unknownTypes.sorted { $0.key < $1.key }.map { "\($0.value) '\($0.key)'" }
+                printError("evaluate: \(path): skipped lines of types winkd does not send: "
+                           + listed.joined(separator: ", ") + " (only \"type\":\"event\" lines are scored)")
+            }
+        }
         for (number, line) in data.split(separator: 0x0A).enumerated()
         where !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
                 throw LabelsError(path: path, reason: "line \(number + 1): not a JSON object", exitCode: .dataError)
             }
-            guard object["type"] as? String == "event" else { continue }
+            // Lines without a type, or of a type winkd never sends ("Event"), were skipped without a word.
+            guard let type = object["type"] as? String else {
+                throw LabelsError(path: path, reason: "line \(number + 1): no \"type\" (an event line has "
+                                  + "\"type\":\"event\")", exitCode: .dataError)
+            }
+            guard type == "event" else {
+                if !Self.lineTypes.contains(type) { unknownTypes[type, default: 0] += 1 }
+                continue
+            }
             if let problem = eventLineProblem(object) {
                 throw LabelsError(path: path, reason: "line \(number + 1): \(problem)", exitCode: .dataError)
             }
@@ -271,6 +287,13 @@ enum EvaluateCommand {
         }
         return events
     }
+
+    /// The `type`s of the lines winkd and `winkctl analyze` write (SPEC.md "The event socket", README),
+    /// which an event file may hold besides its event lines.
+    static let lineTypes: Set<String> = [
+        "hello", "event", "coefficients", "status", "heartbeat", "dropped", "bye", "ok", "error", "analyzers", "rows",
+        "measures", "eyeFeatures",
+    ]
 
     /// What is wrong with an event line's fields (SPEC.md's event line), in words, or nil: the decoder's own
     /// messages named Swift types ("DecodingError.keyNotFound ... CodingKeys(stringValue: \"frame\" ...").
