@@ -180,11 +180,19 @@ public struct Configuration: Sendable {
         var rows = replace ? [] : AnalyzerRow.defaultTable
         if let v = root["analyzers"] {
             if let list = v as? [Any] {
+                var given: [String: Int] = [:]
                 for (i, item) in list.enumerated() {
                     guard let object = item as? [String: Any], let name = object["event"] as? String else {
                         problems.append("analyzers[\(i)]: expected an object with an \"event\" name")
                         continue
                     }
+                    // Two rows for one event in a file: the second silently won.
+                    if let first = given[name] {
+                        problems.append("analyzers[\(i)] (\(name)): a second row for '\(name)' (analyzers[\(first)]); "
+                                        + "give each event's changes in one row")
+                        continue
+                    }
+                    given[name] = i
                     do {
                         if let unknown = object.keys.sorted().first(where: { !AnalyzerRow.keys.contains($0) }) {
                             throw UnknownKey(key: unknown, known: AnalyzerRow.keys.sorted())

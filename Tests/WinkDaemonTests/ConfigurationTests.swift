@@ -85,6 +85,19 @@ struct ConfigurationTests {
         } catch { Issue.record("wrong error \(error)") }
     }
 
+    /// Two rows for one event in one file: the second won without a word.
+    @Test func twoRowsForOneEventAreRefused() {
+        #expect(throws: Configuration.Invalid.self) {
+            try parse(#"{"analyzers": [{"event": "smile", "enter": 0.6}, {"event": "smile", "enter": 0.7}]}"#)
+        }
+        do {
+            _ = try parse(#"{"analyzers": [{"event": "smile", "enter": 0.6}, {"event": "smile", "enter": 0.7}]}"#)
+        } catch let e as Configuration.Invalid {
+            #expect(e.description == "c.json: analyzers[1] (smile): a second row for 'smile' (analyzers[0]); "
+                    + "give each event's changes in one row")
+        } catch { Issue.record("wrong error \(error)") }
+    }
+
     @Test func notJSONIsOneLine() {
         #expect(throws: Configuration.Invalid.self) { try parse("{not json") }
         #expect(throws: Configuration.Invalid.self) { try parse("[1, 2]") }
