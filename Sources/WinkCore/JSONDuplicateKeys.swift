@@ -50,6 +50,10 @@ public enum JSONDuplicateKeys {
         var at = 0
         var line = 1
         var found: [String] = []
+        /// Keys given more than once so far (reported or only counted).
+        var reports = 0
+        /// At most this many keys are reported a line each; one more line counts the others.
+        static let maximumReports = 20
         /// Nesting deeper than this is not followed (Foundation's parsers refuse deeper documents too).
         var depth = 0
         static let maximumDepth = 512
@@ -58,8 +62,10 @@ public enum JSONDuplicateKeys {
 
         var current: UInt8? { at < bytes.count ? bytes[at] : nil }
 
+        /// Steps over one byte, counting lines ended by LF, CR LF or a CR alone.
         mutating func advance() {
-            if bytes[at] == UInt8(ascii: "\n") { line += 1 }
+            let c = bytes[at]
+            if c == 0x0A || (c == 0x0D && (at + 1 == bytes.count || bytes[at + 1] != 0x0A)) { line += 1 }
             at += 1
         }
 
@@ -104,7 +110,12 @@ public enum JSONDuplicateKeys {
             depth += 1
             defer { depth -= 1 }
             advance()  // {
-            var seen: [String: Int] = [:]
+            // Each key's lines, and the keys given more than once in the order their second time came.
+            var seen: [String: [Int]] = [:]
+            var repeated: [(key: String, place: String)] = []
+            defer {
+                for (key, place) in repeated { report(place, lines: seen[key] ?? []) }
+            }
             while true {
                 skipSpace()
                 guard let c = current else { return }
@@ -120,18 +131,32 @@ public enum JSONDuplicateKeys {
                 let keyLine = line
                 guard let key = string() else { return }
                 let place = path.isEmpty ? key : "\(path).\(key)"
-                if let first = seen[key] {
-                    found.append("\(place): given twice in one object (lines \(first) and \(keyLine)); "
-                                 + "JSON keeps only one of them")
-                } else {
-                    seen[key] = keyLine
-                }
+                seen[key, default: []].append(keyLine)
+                if seen[key]?.count == 2 { repeated.append((key, place)) }
                 skipSpace()
                 guard current == UInt8(ascii: ":") else { return }
                 advance()
                 skipSpace()
                 value(path: place)
             }
+        }
+
+        /// One line for a key given `lines.count` times; past `maximumReports` lines, one that counts the rest.
+        mutating func report(_ place: String, lines: [Int]) {
+            reports += 1
+            guard reports <= Self.maximumReports else {
+                if found.count == Self.maximumReports { found.append("") }
+                found[Self.maximumReports] = "and \(reports - Self.maximumReports) more keys given more than once"
+                return
+            }
+            let shown = lines.prefix(8).map(String.init)
+            let more = lines.count > 8 ? " and \(lines.count - 8) more" : ""
+            let listed = lines.count == 2 && more.isEmpty
+                ? "\(shown[0]) and \(shown[1])"
+                : shown.dropLast(more.isEmpty ? 1 : 0).joined(separator: ", ")
+                    + (more.isEmpty ? " and \(shown.last ?? "")" : ", ...\(more)")
+            let times = lines.count == 2 ? "twice" : "\(lines.count) times"
+            found.append("\(place): given \(times) in one object (lines \(listed)); JSON keeps only one of them")
         }
 
         mutating func array(path: String) {
