@@ -1,4 +1,5 @@
 import Foundation
+import WinkCore
 
 /// A request a client sends on the event socket (SPEC.md "The event socket").
 public enum ClientMessage: Equatable, Sendable {
@@ -15,7 +16,8 @@ public enum ClientMessage: Equatable, Sendable {
     /// Parses one line (without its newline).
     ///
     /// - Throws: `ProtocolError` with code `bad_json` (not UTF-8 JSON, or not an object), `bad_request`
-    ///   (no `type`, or a field of the wrong JSON type) or `unknown_type`. The error carries the
+    ///   (no `type`, a field of the wrong JSON type, or a key given twice: JSON keeps only one of its values, so
+    ///   `"events"` twice subscribed to the first list without a word) or `unknown_type`. The error carries the
     ///   request's `id` when one could be read.
     public static func parse<Bytes: Collection>(_ line: Bytes) throws -> ClientMessage where Bytes.Element == UInt8 {
         let fields: [String: JSONValue]
@@ -35,6 +37,9 @@ public enum ClientMessage: Equatable, Sendable {
                 throw ProtocolError(.badRequest, id: nil, "'id' must be an integer")
             }
             id = number
+        }
+        if let repeated = JSONDuplicateKeys.find(in: Data(line)).first {
+            throw ProtocolError(.badRequest, id: id, repeated)
         }
         guard case .string(let type)? = fields["type"] else {
             throw ProtocolError(.badRequest, id: id, "a request needs a string 'type'")

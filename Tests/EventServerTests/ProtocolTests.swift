@@ -62,6 +62,18 @@ struct ClientMessageTests {
                 == .subscribe(id: nil, events: ["smile"], coefficients: false))
     }
 
+    /// A newcomer's finding: `"events"` given twice subscribed to the first list, without a word.
+    @Test func aKeyGivenTwiceIsABadRequest() throws {
+        let twice = #"{"type":"subscribe","id":4,"events":["smile"],"events":["winkLeft","nod"]}"#
+        #expect(code(twice) == (.badRequest, 4))
+        do {
+            _ = try parse(#"{"type":"status","type":"subscribe"}"#)
+            Issue.record("accepted")
+        } catch let error as ProtocolError {
+            #expect(error.message == "type: given twice in one object (lines 1 and 1); JSON keeps only one of them")
+        }
+    }
+
     /// Issue 15: a subscribe without `events` (or with null) means every event, as before any subscribe.
     @Test func subscribeWithoutEventsMeansEveryEvent() throws {
         #expect(
