@@ -136,6 +136,10 @@ public struct Arguments {
         let item = items[i]
         let word = String(item.prefix { $0 != "=" })
         if !isOption(i) { throw UsageError("unexpected argument '\(item)'") }
+        if item.contains("="), let spec,
+           spec.options.contains(where: { $0.spellings.contains(word) && $0.value == .flag }) {
+            throw UsageError("\(word) takes no value (got '\(item)')")  // `--quiet=yes`
+        }
         if word.hasPrefix("-"), let spec, spec.declares(word) {
             throw UsageError("'\(word)' does not go with the other options given")
         }

@@ -123,6 +123,11 @@ import WinkCore
         let (flip, withCoefficients, clip) = (twice.flag("--flip"), twice.flag("--coefficients"), twice.positional())
         #expect(flip && withCoefficients && clip == "clip.mp4")
         #expect(throws: UsageError("--flip given twice; give it once")) { try twice.finish() }
+        // A flag with a value said "'--quiet' does not go with the other options given".
+        var valued = Arguments(["clip.mp4", "--quiet=yes"], spec: spec)
+        let (file, quiet2) = (valued.positional(), valued.flag("--quiet"))
+        #expect(file == "clip.mp4" && !quiet2)
+        #expect(throws: UsageError("--quiet takes no value (got '--quiet=yes')")) { try valued.finish() }
         // `-h` and `--help` after `--` are file names too (they printed the help).
         #expect(Arguments.asksForHelp(["clip.mp4", "-h"]) && Arguments.asksForHelp(["--help", "--", "x"]))
         #expect(!Arguments.asksForHelp(["--", "-h"]) && !Arguments.asksForHelp(["--quiet", "--", "--help"]))
