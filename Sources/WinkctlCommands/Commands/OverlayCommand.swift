@@ -65,18 +65,12 @@ enum OverlayCommand {
                 "overlay: \(output): unknown output extension (use .png, .jpg, .jpeg, .mp4, .m4v, .mov, .avi or .mkv)")
         }
 
-        if sameFile(input, output) {
-            throw UsageError("overlay: \(output): the output would overwrite the input; choose another -o")
-        }
+        try refuseOverwriting(output, command: "overlay", what: "the output", option: "-o", inputs: [("input", input)])
         // Configuration first (cheap, exit 78/66/65), then the input, then the 1 s model load.
         let layout = try OverlayLayout.load(path: layoutPath)
-        if let image = layout.layers.map(\.image).first(where: { sameFile($0, output) }) {
-            throw UsageError(
-                "overlay: \(output): the output would overwrite the layout's image \(image); choose another -o")
-        }
-        if sameFile(layoutPath, output) {
-            throw UsageError("overlay: \(output): the output would overwrite the layout; choose another -o")
-        }
+        try refuseOverwriting(
+            output, command: "overlay", what: "the output", option: "-o",
+            inputs: layout.layers.map { ("layout's image \($0.image)", $0.image) } + [("layout", layoutPath)])
         let renderer = try OverlayRenderer(layout: layout)
         let source = try openMediaFile(path: input)
         defer { source.close() }
