@@ -299,9 +299,8 @@ enum EvaluateCommand {
     /// messages named Swift types ("DecodingError.keyNotFound ... CodingKeys(stringValue: \"frame\" ...").
     static func eventLineProblem(_ object: [String: Any]) -> String? {
         func number(_ key: String) -> Double? {
-            // A number, not a Bool (which NSNumber also carries, as objCType "c").
-            guard let n = object[key] as? NSNumber, String(cString: n.objCType) != "c" else { return nil }
-            return n.doubleValue
+            guard let value = object[key], !ClipLabels.isJSONBool(value) else { return nil }
+            return (value as? NSNumber)?.doubleValue
         }
         guard let name = object["event"] as? String, !name.isEmpty else {
             return "event: expected the event's name"
