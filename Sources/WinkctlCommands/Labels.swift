@@ -108,6 +108,14 @@ public struct ClipLabels: Sendable {
             }
             return start...end
         }
+        var ignored: [String] = []
+        func note(_ place: String, _ object: [String: Any], _ known: Set<String>) {
+            for key in object.keys.sorted() where !known.contains(key) {
+                let names = known.sorted().joined(separator: ", ")
+                ignored.append("\(place)\(key): unknown key, ignored (known: \(names))")
+            }
+        }
+        note("", root, Self.knownKeys)
         var face: [ClosedRange<Int>] = []
         for (i, item) in try list("face", root["face"], fail).enumerated() {
             guard let pair = Self.jsonPair(item) else { throw fail("face[\(i)]", "a [start, end] pair") }
@@ -126,6 +134,7 @@ public struct ClipLabels: Sendable {
         for (i, item) in try list("events", root["events"], fail).enumerated() {
             let key = "events[\(i)]"
             guard let e = item as? [String: Any] else { throw fail(key, "an object with event, start, end") }
+            note(key + ".", e, Self.eventKeys)
             guard let name = e["event"] as? String, !name.isEmpty else { throw fail("\(key).event", "an event name") }
             guard let s = Self.jsonInt(e["start"]) else { throw fail("\(key).start", "a whole frame number") }
             guard let t = Self.jsonInt(e["end"]) else { throw fail("\(key).end", "a whole frame number") }
@@ -149,6 +158,7 @@ public struct ClipLabels: Sendable {
             } else if let e = item as? [String: Any], let s = Self.jsonInt(e["start"]), let t = Self.jsonInt(e["end"]),
                 e["event"] == nil || e["event"] is String
             {
+                note(key + ".", e, Self.dontCareKeys)
                 let r = try range(key, s, t)
                 dontCare.append(DontCare(event: e["event"] as? String, start: r.lowerBound, end: r.upperBound))
             } else {
@@ -178,20 +188,6 @@ public struct ClipLabels: Sendable {
         if let value = root["mirrored"] {
             guard Self.isJSONBool(value), let flag = value as? Bool else { throw fail("mirrored", "true or false") }
             mirrored = flag
-        }
-        var ignored: [String] = []
-        func note(_ place: String, _ object: [String: Any], _ known: Set<String>) {
-            for key in object.keys.sorted() where !known.contains(key) {
-                let names = known.sorted().joined(separator: ", ")
-                ignored.append("\(place)\(key): unknown key, ignored (known: \(names))")
-            }
-        }
-        note("", root, Self.knownKeys)
-        for (i, item) in ((root["events"] as? [Any]) ?? []).enumerated() {
-            if let e = item as? [String: Any] { note("events[\(i)].", e, Self.eventKeys) }
-        }
-        for (i, item) in ((root["dontcare"] as? [Any]) ?? []).enumerated() {
-            if let e = item as? [String: Any] { note("dontcare[\(i)].", e, Self.dontCareKeys) }
         }
         var labels = ClipLabels(
             video: resolved, frames: frames, nominalFPS: fps, toleranceFrames: tol,
