@@ -29,14 +29,6 @@ inline std::string av_error(int code) {
     return text;
 }
 
-/// The index of the film in `format` (opened from `path`, its streams' information read), or -1 when it
-/// holds no video stream. A cover picture can come before the film: an `attached_pic` stream (an MP4's
-/// cover, a Matroska image attachment) or a one-picture track, as in downloaded videos. The first video
-/// stream was read as the whole file then (one frame, no face, not a word), and FFmpeg's
-/// `av_find_best_stream` prefers a track flagged default, which a cover can be. So: `attached_pic` streams
-/// are passed over (unless there is nothing else), and of several video tracks the one with the most
-/// packets among the file's first 512 is the film (`look`, the caller's count of them, or a second look at
-/// the file, only when there are several). Reader and writer ask the same question, so the overlay's audio is aligned to the frames read.
 /// Packets of each stream among the first `limit` packets of the file at `path` (a second, independent
 /// look: the caller's context is not moved), and whether the file ended within them. Empty if it cannot be
 /// opened.
@@ -67,6 +59,15 @@ inline PacketCount count_packets(const char *path, int limit) {
     return count;
 }
 
+/// The index of the film in `format` (opened from `path`, its streams' information read), or -1 when it
+/// holds no video stream. A cover picture can come before the film: an `attached_pic` stream (an MP4's
+/// cover, a Matroska image attachment) or a one-picture track, as in downloaded videos. The first video
+/// stream was read as the whole file then (one frame, no face, not a word), and FFmpeg's
+/// `av_find_best_stream` prefers a track flagged default, which a cover can be. So: `attached_pic` streams
+/// are passed over (unless there is nothing else), and of several video tracks the one with the most
+/// packets among the file's first 512 is the film (`look`, the caller's count of them, or a second look at
+/// the file, only when there are several). Reader and writer ask the same question, so the overlay's audio
+/// is aligned to the frames read.
 inline int main_video_stream(AVFormatContext *format, const char *path, const PacketCount *look = nullptr) {
     std::vector<int> tracks, pictures;
     for (unsigned i = 0; i < format->nb_streams; i++) {

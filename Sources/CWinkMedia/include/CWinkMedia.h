@@ -61,8 +61,9 @@ int wm_video_is_single_picture(const wm_video *video);
 int64_t wm_video_declared_frames(const wm_video *video);
 /// The video stream's duration in seconds as its container declares it, counted from the stream's first
 /// frame: the stream's own duration, else its Matroska "DURATION" tag, else the file's when the video is its
-/// only audio or video stream (and FFmpeg did not only estimate it from the bit rate); 0 when it does not say. Compared with the frames' times at the end, it tells a file cut short whose
-/// container counts no frames (an MKV, a WebM).
+/// only audio or video stream (and FFmpeg did not only estimate it from the bit rate); 0 when it does not
+/// say. Compared with the frames' times at the end, it tells a file cut short whose container counts no
+/// frames (an MKV, a WebM).
 double wm_video_declared_seconds(const wm_video *video);
 /// Packets the decoder refused and decoding errors so far (damaged data; each such packet's frame is
 /// skipped, so later frames are numbered as decoded).
