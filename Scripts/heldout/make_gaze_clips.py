@@ -20,10 +20,13 @@ rows (README, "Accuracy"):
 
 usage: make_gaze_clips.py OUT [NAME_SUBSTRING ...]   (default: every clip of the people set)
 """
-import glob, json, os, subprocess, sys
+import glob, json, os, sys
 import cv2
 import numpy as np
 import mediapipe as mp
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_synthetic_winks import rate_of, read_frames, write_video  # noqa: E402  (the same clip I/O)
 
 SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "..", "shared")
 PEOPLE = os.path.normpath(os.path.join(SHARED, "fixtures", "people"))
@@ -116,18 +119,10 @@ def turn_eyes(img, p, mode):
 def build(labels_path, root):
     labels = json.load(open(labels_path))
     video = os.path.join(PEOPLE, labels["video"])
-    rate = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
-                           "stream=avg_frame_rate", "-of", "csv=p=0", video],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    rate = rate_of(video)
     num, _, den = rate.partition("/")
     fps = float(num) / float(den or 1)
-    cap = cv2.VideoCapture(video)
-    frames = []
-    while True:
-        ok, img = cap.read()
-        if not ok:
-            break
-        frames.append(img)
+    frames = read_frames(video)
     spans = quiet_spans(labels, len(frames), fps)
     if not spans:
         print(f"{os.path.basename(labels_path)}: no quiet span of {SPAN_S} s, skipped")
@@ -144,15 +139,7 @@ def build(labels_path, root):
             changed += 1
     name = os.path.basename(video).rsplit(".", 1)[0] + "_gaze"
     out = os.path.join(root, "video", name + ".mp4")
-    H, W = frames[0].shape[:2]
-    enc = subprocess.Popen(["ffmpeg", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "bgr24", "-s", f"{W}x{H}",
-                            "-r", rate, "-i", "-", "-c:v", "libx264", "-crf", "16", "-pix_fmt", "yuv420p", out],
-                           stdin=subprocess.PIPE)
-    for img in frames:
-        enc.stdin.write(img.tobytes())
-    enc.stdin.close()
-    if enc.wait() != 0:
-        raise SystemExit(f"ffmpeg failed on {out}")
+    write_video(frames, rate, out)
     labels["video"] = "video/" + name + ".mp4"
     labels["notes"] = "eyes turned (make_gaze_clips.py): " + ", ".join(f"{m} {s}-{e}" for s, e, m in spans)
     with open(os.path.join(root, "labels", name + ".labels.json"), "w") as f:
