@@ -35,6 +35,14 @@ public final class Calibration {
         /// far eye of a downcast face reads as a wink. 0.2 leaves ten times the open-eye level for glare on
         /// glasses or a dark room.
         public var maximumNeutralEyeClosed: Double = 0.2
+        /// Seconds without a face after which the next face found is learned afresh from the prior (the
+        /// stored profile, or the population average): whoever sits down may be somebody else, and a neutral
+        /// learned on another person's mouth reads a wider one as a smile for most of the window (14 false
+        /// smiles on the people clips played back to back 1.5 s apart, against 1 with each person learned
+        /// afresh; `Scripts/heldout/make_people_session.py`). A shorter absence (a hand passing, a head turned
+        /// past the detector, a few dark frames) keeps what was learned. Also forgotten when time went back
+        /// (a new source, a looped file).
+        public var forgetAfterAbsence: Double = 1
         public init() {}
     }
 

@@ -69,6 +69,8 @@ public final class ExpressionEngine {
     private var unseenSince: FrameInfo?
     /// The first of the skipped (dark or blank) frames since the face was last seen, if any.
     private var hiddenSince: FrameInfo?
+    /// The first frame without the face when it was last lost (`faceLost`'s frame), until a face is found.
+    private var lostSince: FrameInfo?
 
     public init(
         rows: [AnalyzerRow], model: CoefficientModel = CoefficientModel(), gate: QualityGate = QualityGate(),
@@ -104,6 +106,13 @@ public final class ExpressionEngine {
         hiddenSince = nil
         if !facePresent {
             facePresent = true
+            // Away long enough to be somebody else (or a new source: time went back): learn them afresh.
+            if let lost = lostSince,
+               frame.time < lost.time
+                || frame.time - lost.time >= calibration.settings.forgetAfterAbsence - 1e-9 {
+                calibration.reset()
+            }
+            lostSince = nil
             events.append(
                 ExpressionEvent(
                     event: EventName.faceFound, phase: nil, frame: frame.index,
@@ -163,6 +172,7 @@ public final class ExpressionEngine {
                 event: EventName.faceLost, phase: nil, frame: frame.index,
                 time: rounded(frame.time, places: 3), tMonoNs: frame.monotonicNanoseconds))
         facePresent = false
+        lostSince = frame
         unseenSince = nil
         hiddenSince = nil
     }

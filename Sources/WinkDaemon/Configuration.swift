@@ -262,6 +262,7 @@ public struct Configuration: Sendable {
         check("calibration.samplesPerSecond", cal.samplesPerSecond, 0.01...120)
         check("calibration.priorWeight", cal.priorWeight, 0...1_000_000)
         check("calibration.expressiveSamplesPerSecond", cal.expressiveSamplesPerSecond, 0...120)
+        check("calibration.forgetAfterAbsence", cal.forgetAfterAbsence, 0...86_400)
         check("quality.maximumYaw", c.quality.maximumYaw, 0...180)
         check("quality.maximumEyeYaw", c.quality.maximumEyeYaw, 0...180)
         check("quality.maximumPitch", c.quality.maximumPitch, 0...180)

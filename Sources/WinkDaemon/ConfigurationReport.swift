@@ -157,6 +157,7 @@ public struct ConfigurationReport: Sendable {
         "calibration.priorWeight": "samples",
         "calibration.expressiveSamplesPerSecond": "samples per second",
         "calibration.maximumNeutralEyeClosed": "eye-state probability, 0...1",
+        "calibration.forgetAfterAbsence": "seconds without a face",
         "analyzers.kind": "held or oneShot",
         "analyzers.value": "formula over coefficients, 0...1",
         "analyzers.enter": "coefficient, 0...1",

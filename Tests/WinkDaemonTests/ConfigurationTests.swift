@@ -245,6 +245,19 @@ extension ConfigurationTests {
         #expect(Configuration().calibration.maximumNeutralEyeClosed == 0.2)
     }
 
+    @Test func forgetAfterAbsenceIsSecondsUpToADay() throws {
+        do {
+            _ = try parse(#"{"calibration": {"forgetAfterAbsence": -1}}"#)
+            Issue.record("accepted -1")
+        } catch let e as Configuration.Invalid {
+            #expect(
+                e.problems == ["calibration.forgetAfterAbsence: expected a number in 0...86400, got -1"],
+                "\(e.problems)")
+        }
+        #expect(try parse(#"{"calibration": {"forgetAfterAbsence": 30}}"#).calibration.forgetAfterAbsence == 30)
+        #expect(Configuration().calibration.forgetAfterAbsence == 1)
+    }
+
     /// A settings file of hundreds of MB was read whole (a 200 MB profile took 640 MB); over 16 MiB each
     /// kind is refused with one line, before reading.
     @Test func settingsFilesOver16MiBAreRefused() throws {
