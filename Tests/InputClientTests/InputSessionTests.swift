@@ -7,12 +7,11 @@ import WinkCore
 @testable import InputClient
 
 /// A one-client Unix socket server on a temporary path: greets, records the client's first line, writes
-/// scripted lines, then closes. The socket is in a scratch folder: the server and its serving thread hold each
-/// other, so once it has served, `deinit` does not run to unlink it.
+/// scripted lines, then closes. The socket is in a scratch folder; `deinit` closes and unlinks it once the
+/// tests and the serving thread are done with the server.
 final class FakeEventServer: @unchecked Sendable {
     let path: String
     private let listener: Int32
-    private var thread: Thread?
     private let done = DispatchSemaphore(value: 0)
     private(set) var received = ""
 
@@ -34,7 +33,9 @@ final class FakeEventServer: @unchecked Sendable {
         guard rc == 0, listen(listener, 4) == 0 else { throw POSIXError(.EADDRINUSE) }
     }
 
-    /// Serves one client in the background: hello, read one line, then `lines`.
+    /// Serves one client in the background: hello, read one line, then `lines`. The thread holds the server
+    /// only while it serves (the server does not hold the thread: they held each other, and every test's
+    /// listening socket stayed open until the test process ended).
     func serve(hello: String, lines: [String]) {
         let thread = Thread { [self] in
             let client = accept(listener, nil, nil)
@@ -46,7 +47,6 @@ final class FakeEventServer: @unchecked Sendable {
             close(client)
             done.signal()
         }
-        self.thread = thread
         thread.start()
     }
 
@@ -189,6 +189,31 @@ struct InputSessionTests {
         server.wait()
         #expect(end == .closed)
         #expect(transcript.lines == ["press BTN_LEFT", "release BTN_LEFT"])
+    }
+
+    /// The server and its serving thread held each other: every test left its listening socket open until the
+    /// test process ended. Once served and dropped, the server is gone (and with it its descriptor).
+    @Test func aFakeServerThatHasServedIsReleased() throws {
+        weak var released: FakeEventServer?
+        try {
+            let server = try FakeEventServer()
+            released = server
+            server.serve(hello: Self.hello, lines: [])
+            let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(client) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(server.path.utf8) + [0]) }
+            let rc = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(client, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            #expect(rc == 0)
+            _ = "\n".withCString { write(client, $0, 1) }
+            server.wait()
+        }()
+        #expect(Wait.until(10) { released == nil }, "the serving thread still holds the server")
     }
 
     @Test func notWinkdIsReported() throws {
