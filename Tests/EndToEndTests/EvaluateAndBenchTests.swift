@@ -109,7 +109,10 @@ struct EvaluateAndBenchTests {
         let twice = try Binaries.run("winkctl", ["evaluate", whole, link.path, "--json", "--quiet"])
         let clips = (try JSONSerialization.jsonObject(with: Data(twice.stdout.utf8)) as? [String: Any])?["clips"]
         #expect((clips as? [Any])?.count == 1, "\(twice.stdout.prefix(300))")
-        #expect(twice.stderrLines == ["evaluate: \(link.path): the same labels file as \(whole); scored once"])
+        #expect(twice.stderrLines == ["evaluate: \(whole): given again as \(link.path); scored once"])
+        // ... and in that clip's warnings for --json readers (it was on stderr only).
+        #expect((clips as? [[String: Any]])?.first?["warnings"] as? [String]
+                == ["given again as \(link.path); scored once"])
     }
 
     @Test func benchPrintsEveryStage() throws {

@@ -91,15 +91,18 @@ enum EvaluateCommand {
                 "evaluate: --events-from scores recorded lines; "
                     + "--rotate, --scale, --gain and --noise need the pipeline")
         }
-        let files = try labelsFiles(inputs)
-        // Every labels file is read first, so a bad one (stills labels, a broken file) is refused before any
-        // clip is scored, not after minutes of others.
-        let allLabels = try files.map { try ClipLabels.load(path: $0) }
         var warnings: [String: [String]] = [:]
         func warn(_ file: String, _ line: String) {
             printError("evaluate: \(file): \(line)")
             warnings[file, default: []].append(line)
         }
+        var repeated: [(given: String, first: String)] = []
+        let files = try labelsFiles(inputs) { repeated.append(($0, $1)) }
+        // Said against the file that is scored, so that `--json` readers see it in that clip's warnings.
+        for (given, first) in repeated { warn(first, "given again as \(given); scored once") }
+        // Every labels file is read first, so a bad one (stills labels, a broken file) is refused before any
+        // clip is scored, not after minutes of others.
+        let allLabels = try files.map { try ClipLabels.load(path: $0) }
         for (file, labels) in zip(files, allLabels) {
             for line in labels.ignoredKeys { warn(file, line) }
         }
@@ -207,8 +210,12 @@ enum EvaluateCommand {
     /// The labels files named by `inputs`: folders expanded to their `*.labels.json` (from their `labels/`
     /// subfolder when they have one), sorted, leaving out labels for still images (evaluate scores clips);
     /// anything else as given, for `ClipLabels.load` to read or refuse.
+    /// A file given twice (by the same or another path, or in a folder given too) is kept once, at its first
+    /// place; `repeated` is told each later path and the first one.
     /// - Throws: `LabelsError` (66) for a folder without clip labels files.
-    static func labelsFiles(_ inputs: [String]) throws -> [String] {
+    static func labelsFiles(
+        _ inputs: [String], repeated: (_ given: String, _ first: String) -> Void = { _, _ in }
+    ) throws -> [String] {
         var files: [String] = []
         let fm = FileManager.default
         for input in inputs {
@@ -236,7 +243,7 @@ enum EvaluateCommand {
         var kept: [String] = []
         for file in files {
             if let first = kept.first(where: { $0 == file || sameFile($0, file) }) {
-                printError("evaluate: \(file): the same labels file as \(first); scored once")
+                repeated(file, first)
             } else {
                 kept.append(file)
             }
