@@ -64,7 +64,15 @@ public struct ClipLabels: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw LabelsError(path: path, reason: "cannot be read", exitCode: .noInput)
         }
-        guard let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            // Where and what (a syntax error, "Too many nested arrays or dictionaries"), not "not an object".
+            throw LabelsError(
+                path: path, reason: "not valid JSON (\(describeJSONError(error)))", exitCode: .dataError)
+        }
+        guard let root = parsed as? [String: Any] else {
             throw LabelsError(path: path, reason: "not a JSON object", exitCode: .dataError)
         }
         if let repeated = JSONDuplicateKeys.find(in: data).first {

@@ -107,6 +107,19 @@ struct LabelsTests {
         #expect(l.absent.isEmpty && l.events.count == 1 && l.dontCare.count == 2)
     }
 
+    /// A labels file with a syntax error, or nested 512 deep, was "not a JSON object": where and what now.
+    @Test func invalidJSONIsToldFromAnotherKindOfValue() throws {
+        func reason(_ json: String) -> String? {
+            do { _ = try labels(json) } catch let e as LabelsError { return e.reason } catch { return "\(error)" }
+            return nil
+        }
+        let syntax = reason(#"{"video": "x.mp4" "frames": 3}"#)
+        #expect(syntax?.hasPrefix("not valid JSON (") == true && syntax != "not valid JSON ()", "\(syntax ?? "")")
+        let deep = reason(#"{"notes": "# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}")
+        #expect(deep?.hasPrefix("not valid JSON (") == true && deep?.contains("nested") == true, "\(deep ?? "")")
+        #expect(reason("[1, 2]") == "not a JSON object")
+    }
+
     @Test func aLabelsOwnToleranceOverridesTheClips() throws {
         let l = try labels(
             #"""
