@@ -115,7 +115,8 @@ struct LabelsTests {
         }
         let syntax = reason(#"{"video": "x.mp4" "frames": 3}"#)
         #expect(syntax?.hasPrefix("not valid JSON (") == true && syntax != "not valid JSON ()", "\(syntax ?? "")")
-        let deep = reason(#"{"notes": "# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}")
+        let deep = reason(
+            #"{"notes": "# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}")
         #expect(deep?.hasPrefix("not valid JSON (") == true && deep?.contains("nested") == true, "\(deep ?? "")")
         #expect(reason("[1, 2]") == "not a JSON object")
     }
