@@ -36,7 +36,12 @@ extension InputMap {
         do {
             root = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            throw InputError(.invalidMap(problems: ["not valid JSON"]), subject: path, reason: "not valid JSON")
+            // JSONDecoder says only "not valid JSON"; JSONSerialization says where and what.
+            var problem = "not valid JSON"
+            do { _ = try JSONSerialization.jsonObject(with: data) } catch {
+                problem += " (\(describeJSONError(error)))"
+            }
+            throw InputError(.invalidMap(problems: [problem]), subject: path, reason: problem)
         }
         var problems = JSONDuplicateKeys.find(in: data)
         let map = parse(root, problems: &problems)

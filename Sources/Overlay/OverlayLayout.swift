@@ -118,6 +118,14 @@ public struct OverlayLayout: Sendable, Equatable {
         do {
             file = try JSONDecoder().decode(LayoutFile.self, from: json)
         } catch let error as DecodingError {
+            // JSONDecoder says only "not valid JSON"; JSONSerialization says where and what ("Unexpected end of
+            // file", "Number 1e999 is not representable in Swift.").
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                do { _ = try JSONSerialization.jsonObject(with: json) } catch {
+                    throw OverlayError(
+                        .badLayout, subject: name, reason: "not valid JSON (\(describeJSONError(error)))")
+                }
+            }
             throw OverlayError(.badLayout, subject: name, reason: Self.describe(error))
         } catch {
             throw OverlayError(.badLayout, subject: name, reason: "not a layout: \(error)")

@@ -207,3 +207,11 @@ public enum JSONDuplicateKeys {
         }
     }
 }
+
+/// A one-line description of a JSONSerialization error: its debug description ("Unexpected end of file during
+/// string parse (expected low-surrogate code point but did not find one).", "Too many nested arrays or
+/// dictionaries around line 1, column 513."), new lines made spaces; the error's own text when it has none.
+public func describeJSONError(_ error: Error) -> String {
+    let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+    return text.replacingOccurrences(of: "\n", with: " ")
+}

@@ -173,7 +173,8 @@ struct InputMapTests {
     }
 
     @Test func notJSONAndMissingFiles() throws {
-        #expect(throws: InputError(.invalidMap(problems: ["not valid JSON"]), subject: "m", reason: "not valid JSON")) {
+        let where_ = "not valid JSON (Invalid value around character 1.)"
+        #expect(throws: InputError(.invalidMap(problems: [where_]), subject: "m", reason: where_)) {
             try InputMap.parse(Data("{mappings".utf8), path: "m")
         }
         let missing = "/nonexistent/winkd/input.json"

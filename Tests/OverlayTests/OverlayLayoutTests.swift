@@ -74,7 +74,10 @@ struct OverlayLayoutTests {
     }
 
     @Test func badLayoutsNameTheKey() throws {
-        #expect(badLayoutReason("{\"layers\": [") == "not valid JSON")
+        #expect(badLayoutReason("{\"layers\": [") == "not valid JSON (Unexpected end of file during JSON parse.)")
+        // A number beyond a Double ("opacity": 1e999) was "not valid JSON" without a word of where.
+        #expect(badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "opacity": 1e999}]}"#)
+                == "not valid JSON (Number 1e999 is not representable in Swift.)")
         #expect(badLayoutReason("{}") == "layers: missing")
         #expect(badLayoutReason(#"{"layers": [{"image": "a.png"}]}"#) == "layers[0].feature: missing")
         #expect(badLayoutReason(#"{"layers": [{"feature": "eyes"}]}"#) == "layers[0].image: missing")
