@@ -21,7 +21,7 @@ the faces, is no cost):
     /tmp/cv/bin/python Scripts/heldout/make_people_session.py /tmp/winkd-heldout/session
     for s in session returns control; do .build/release/winkctl evaluate /tmp/winkd-heldout/session/$s; done
 
-usage: make_people_session.py OUT [GAP_SECONDS]   (default 1.5 s)
+usage: make_people_session.py OUT [GAP_SECONDS]   (default 4 s: longer than calibration.forgetAfterAbsence)
 """
 import glob, json, math, os, sys
 
@@ -104,7 +104,7 @@ def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
     root = os.path.abspath(sys.argv[1])
-    gap_s = float(sys.argv[2]) if len(sys.argv) == 3 else 1.5
+    gap_s = float(sys.argv[2]) if len(sys.argv) == 3 else 4.0
     for s in ("session", "returns", "control"):
         for d in ("video", "labels"):
             os.makedirs(os.path.join(root, s, d), exist_ok=True)

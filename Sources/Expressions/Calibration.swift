@@ -37,12 +37,14 @@ public final class Calibration {
         public var maximumNeutralEyeClosed: Double = 0.2
         /// Seconds without a face after which the next face found is learned afresh from the prior (the
         /// stored profile, or the population average): whoever sits down may be somebody else, and a neutral
-        /// learned on another person's mouth reads a wider one as a smile for most of the window (14 false
-        /// smiles on the people clips played back to back 1.5 s apart, against 1 with each person learned
-        /// afresh; `Scripts/heldout/make_people_session.py`). A shorter absence (a hand passing, a head turned
-        /// past the detector, a few dark frames) keeps what was learned. Also forgotten when time went back
-        /// (a new source, a looped file).
-        public var forgetAfterAbsence: Double = 1
+        /// learned on another person's mouth reads a wider one as a smile for most of the window (9 false
+        /// smiles on the people clips played back to back 4 s apart, against 1 with each person learned afresh;
+        /// `Scripts/heldout/make_people_session.py`). Learning the same person again costs what a start does
+        /// (a smile held on return is not seen: one of 22 when each clip comes back), so a shorter absence
+        /// keeps what was learned: a head turned past the detector, bending down for something, a hand or a
+        /// few seconds of a covered lens; a seat changes hands in more than 3 s. Also forgotten when time
+        /// went back (a new source, a looped file).
+        public var forgetAfterAbsence: Double = 3
         public init() {}
     }
 

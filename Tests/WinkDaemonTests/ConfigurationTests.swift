@@ -255,7 +255,7 @@ extension ConfigurationTests {
                 "\(e.problems)")
         }
         #expect(try parse(#"{"calibration": {"forgetAfterAbsence": 30}}"#).calibration.forgetAfterAbsence == 30)
-        #expect(Configuration().calibration.forgetAfterAbsence == 1)
+        #expect(Configuration().calibration.forgetAfterAbsence == 3)
     }
 
     /// A settings file of hundreds of MB was read whole (a 200 MB profile took 640 MB); over 16 MiB each
