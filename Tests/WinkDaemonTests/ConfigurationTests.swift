@@ -231,31 +231,25 @@ extension ConfigurationTests {
         } catch { Issue.record("wrong error \(error)") }
     }
 
-    @Test func theNeutralEyeBoundIsAProbability() throws {
-        do {
-            _ = try parse(#"{"calibration": {"maximumNeutralEyeClosed": 1.5}}"#)
-            Issue.record("accepted 1.5")
-        } catch let e as Configuration.Invalid {
-            #expect(
-                e.problems == ["calibration.maximumNeutralEyeClosed: expected a probability in 0...1, got 1.5"],
-                "\(e.problems)")
+    /// A calibration setting out of its range is refused in words; one in range is taken; each has its default.
+    @Test(arguments: [
+        ("maximumNeutralEyeClosed", 1.5, "expected a probability in 0...1, got 1.5", 0.3, 0.2),
+        ("forgetAfterAbsence", -1, "expected a number in 0...86400, got -1", 30, 3),
+    ] as [(String, Double, String, Double, Double)])
+    func aCalibrationSettingIsCheckedTakenAndDefaulted(
+        key: String, bad: Double, problem: String, good: Double, standard: Double
+    ) throws {
+        let value: (Configuration) -> Double = {
+            key == "forgetAfterAbsence" ? $0.calibration.forgetAfterAbsence : $0.calibration.maximumNeutralEyeClosed
         }
-        let given = try parse(#"{"calibration": {"maximumNeutralEyeClosed": 0.3}}"#)
-        #expect(given.calibration.maximumNeutralEyeClosed == 0.3)
-        #expect(Configuration().calibration.maximumNeutralEyeClosed == 0.2)
-    }
-
-    @Test func forgetAfterAbsenceIsSecondsUpToADay() throws {
         do {
-            _ = try parse(#"{"calibration": {"forgetAfterAbsence": -1}}"#)
-            Issue.record("accepted -1")
+            _ = try parse(#"{"calibration": {"\#(key)": \#(plainNumber(bad))}}"#)
+            Issue.record("accepted \(bad)")
         } catch let e as Configuration.Invalid {
-            #expect(
-                e.problems == ["calibration.forgetAfterAbsence: expected a number in 0...86400, got -1"],
-                "\(e.problems)")
+            #expect(e.problems == ["calibration.\(key): \(problem)"], "\(e.problems)")
         }
-        #expect(try parse(#"{"calibration": {"forgetAfterAbsence": 30}}"#).calibration.forgetAfterAbsence == 30)
-        #expect(Configuration().calibration.forgetAfterAbsence == 3)
+        #expect(value(try parse(#"{"calibration": {"\#(key)": \#(plainNumber(good))}}"#)) == good)
+        #expect(value(Configuration()) == standard)
     }
 
     /// A settings file of hundreds of MB was read whole (a 200 MB profile took 640 MB); over 16 MiB each
