@@ -83,6 +83,36 @@ public final class ExpressionEngine {
         events.reserveCapacity(16)
     }
 
+    /// An engine with a reloaded configuration that carries on from `old` (a SIGHUP reload between two
+    /// frames): the face stays present, unseen or lost as it was, with no `faceLost`/`faceFound` for the
+    /// reload. With the same rows (`AnalyzerRow` equality, order included) the analyzer table itself carries
+    /// on, so a held smile stays held; with other rows, held expressions end at `frame` (their `ended`
+    /// events are in `events`) and the new table starts idle. Pass `old.calibration` to keep what was learned
+    /// of the face (the caller does when the calibration settings and the prior are the same).
+    public init(
+        continuing old: ExpressionEngine, rows: [AnalyzerRow], model: CoefficientModel, gate: QualityGate,
+        calibration: Calibration, frame: FrameInfo
+    ) {
+        if old.table.rows == rows {
+            table = old.table
+        } else {
+            old.table.reset(frame: frame, into: &events)
+            table = AnalyzerTable(rows: rows)
+        }
+        self.model = model
+        self.gate = gate
+        self.calibration = calibration
+        events.reserveCapacity(16)
+        coefficients = old.coefficients
+        pose = old.pose
+        measures = old.measures
+        facePresent = old.facePresent
+        faceInFrame = old.faceInFrame
+        unseenSince = old.unseenSince
+        hiddenSince = old.hiddenSince
+        lostSince = old.lostSince
+    }
+
     /// Advances by one frame.
     /// - Parameter instant: the frame is a still image (see `AnalyzerTable.step(instant:)`).
     /// - Returns: whether this frame had a face (and so fresh `coefficients`).

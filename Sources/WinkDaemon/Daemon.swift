@@ -286,14 +286,12 @@ public final class Daemon: SessionHost, @unchecked Sendable {
             let freshRenderer = try Self.loadRenderer(fresh)
             try server.announce(eventNames: Self.eventNames(fresh))  // for clients connecting from now on
             Self.describeTable(fresh.analyzers, to: server, log: log)  // to rows watchers now
-            publisher.endFace()  // the old engine ends a present face; the new one finds it again
             let (personalised, prior) = try fresh.applyingProfile()
-            publisher.reconfigure(
-                fresh,
-                pipeline: FramePipeline(
-                    configuration: personalised, predictor: predictor,
-                    prior: prior),
-                renderer: freshRenderer)
+            // The face and what did not change carry on: a reload is not the face leaving.
+            publisher.reconfigure(fresh, renderer: freshRenderer) { current, frame in
+                FramePipeline(
+                    continuing: current, configuration: personalised, predictor: predictor, prior: prior, frame: frame)
+            }
             let unchanged =
                 fresh.socketMode != configuration.socketMode
                     || fresh.maximumClients != configuration.maximumClients

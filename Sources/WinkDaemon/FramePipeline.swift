@@ -27,6 +27,30 @@ public final class FramePipeline {
             gate: configuration.quality, calibration: calibration)
     }
 
+    /// A pipeline with a reloaded configuration that carries on from `old` (winkd's SIGHUP reload): the face
+    /// stays (no `faceLost`/`faceFound` for a reload; a reload is not the face leaving), and so does what
+    /// did not change: the tracker and its face with the same `tracker` settings (a new one finds the face
+    /// at the next frame), what was learned of the face with the same `calibration` settings and prior, and
+    /// held expressions with the same analyzer rows. With other rows, held expressions end at `frame`: their
+    /// `ended` events are in `engine.events` for the caller to send.
+    /// - Parameter prior: the neutral face of `configuration`'s profile (nil: the population's).
+    public init(
+        continuing old: FramePipeline, configuration: Configuration, predictor: ShapePredictor,
+        prior: FaceMeasures? = nil, frame: FrameInfo
+    ) {
+        self.configuration = configuration
+        tracker = old.configuration.tracker == configuration.tracker
+            ? old.tracker : FaceTracker(predictor: predictor, settings: configuration.tracker)
+        let prior = prior ?? CoefficientModel.populationNeutral
+        let calibration = old.engine.calibration.settings == configuration.calibration
+                && old.engine.calibration.prior == prior
+            ? old.engine.calibration : Calibration(prior: prior, settings: configuration.calibration)
+        engine = ExpressionEngine(
+            continuing: old.engine, rows: configuration.analyzers, model: configuration.coefficients,
+            gate: configuration.quality, calibration: calibration, frame: frame)
+        lastUsability = old.lastUsability
+    }
+
     /// Whether the last frame given to `process` could show a face.
     public private(set) var lastUsability = FrameUsability.usable
 

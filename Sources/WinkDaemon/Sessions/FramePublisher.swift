@@ -141,13 +141,20 @@ final class FramePublisher: @unchecked Sendable {
         outputFailed = false
     }
 
-    /// Puts a reloaded configuration in use, with its pipeline and overlay renderer (nil: no overlay). The
-    /// caller ends a present face first (`endFace()`), with the old pipeline.
-    func reconfigure(_ configuration: Configuration, pipeline: FramePipeline, renderer: OverlayRenderer?) {
+    /// Puts a reloaded configuration in use, with its overlay renderer (nil: no overlay) and a pipeline that
+    /// `makePipeline` makes to carry on from the current one (`FramePipeline(continuing:)`) at the last frame,
+    /// stamped now; sends the events that ends (held expressions whose rows changed).
+    func reconfigure(
+        _ configuration: Configuration, renderer: OverlayRenderer?,
+        makePipeline: (_ current: FramePipeline, _ at: FrameInfo) -> FramePipeline
+    ) {
         if configuration.overlayDevice != self.configuration.overlayDevice || renderer == nil { closeOutput() }
         outputFailed = false
+        var info = lastInfo
+        info.monotonicNanoseconds = environment.clock.nanoseconds()
+        pipeline = makePipeline(pipeline, info)
+        send(pipeline.engine.events)
         self.configuration = configuration
-        self.pipeline = pipeline
         self.renderer = renderer
     }
 
