@@ -78,6 +78,14 @@ public final class EventClient {
             syscalls.close(fd)
             throw error
         }
+        // A full daemon greets with an error line instead of hello: that is winkd, busy, not another program.
+        if let greeting, let refusal = try? JSONDecoder().decode(ErrorLine.self, from: Data(greeting.utf8)),
+           refusal.type == "error", refusal.code == ProtocolError.Code.tooManyClients.rawValue {
+            syscalls.close(fd)
+            throw EventServerError(
+                .full, subject: path,
+                reason: "winkd is full: \(refusal.message) (socket.maximumClients); try again when one leaves")
+        }
         guard let greeting, let decoded = try? JSONDecoder().decode(HelloLine.self, from: Data(greeting.utf8)),
             decoded.type == "hello", decoded.protocol == "winkd"
         else {

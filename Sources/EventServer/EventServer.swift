@@ -450,7 +450,8 @@ public final class EventServer: @unchecked Sendable {
             lock.unlock()
             if full {
                 if let line = try? encoder.line(ErrorLine(ProtocolError(.tooManyClients, id: nil,
-                        "winkd serves at most \(options.maximumClients) clients"))) {
+                        "winkd serves at most \(options.maximumClients) "
+                            + (options.maximumClients == 1 ? "client" : "clients")))) {
                     _ = Array(line).withUnsafeBytes { try? syscalls.send(fd, $0) }
                 }
                 syscalls.close(fd)

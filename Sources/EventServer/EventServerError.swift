@@ -17,6 +17,9 @@ public enum EventServerErrorCode: ExitCodeKind {
     case noDaemon
     /// The daemon sent something that is not the winkd protocol (client side). Exit 65.
     case protocolViolation
+    /// The daemon serves as many clients as it takes (`socket.maximumClients`) and greeted with
+    /// `too_many_clients` instead of `hello` (client side). Exit 69: try again when a client leaves.
+    case full
     /// The daemon refused a request, e.g. a subscribe naming an unknown event (client side). Exit 64.
     case rejected
     /// The socket's directory is one another user could replace the socket in (a symbolic link, writable by
@@ -28,7 +31,7 @@ public enum EventServerErrorCode: ExitCodeKind {
     public var exitCode: ExitCode {
         switch self {
         case .pathTooLong, .rejected: .usage
-        case .inUse, .system, .noDaemon: .unavailable
+        case .inUse, .system, .noDaemon, .full: .unavailable
         case .notASocket, .tooManyEvents, .unsafeDirectory: .configuration
         case .protocolViolation: .dataError
         }

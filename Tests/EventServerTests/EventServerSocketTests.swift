@@ -469,7 +469,16 @@ struct EventServerSocketTests {
         let a = try EventClient(path: sandbox.socket)
         let b = try EventClient(path: sandbox.socket)
         #expect(Self.waitUntil { server.clientCount == 2 })
-        #expect(throws: EventServerError.self) { _ = try EventClient(path: sandbox.socket, timeout: 2) }
+        // A newcomer's finding: the client took the refusal for "not a winkd hello: {...", exit 65.
+        do {
+            _ = try EventClient(path: sandbox.socket, timeout: 2)
+            Issue.record("a third client was let in")
+        } catch let e as EventServerError {
+            #expect(e.code == .full && e.code.exitCode == .unavailable, "\(e)")
+            #expect(
+                e.reason == "winkd is full: winkd serves at most 2 clients (socket.maximumClients); "
+                    + "try again when one leaves", "\(e)")
+        }
         let third = try LinuxSocketSyscalls().connect(path: sandbox.socket)
         defer { LinuxSocketSyscalls().close(third) }
         var buffer = [UInt8](repeating: 0, count: 4096)
