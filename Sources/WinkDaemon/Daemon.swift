@@ -147,9 +147,10 @@ public final class Daemon: SessionHost, @unchecked Sendable {
         }
     }
 
-    /// The overlay renderer for a configuration with an output device, else nil.
+    /// The overlay renderer for a configuration with an output device, else nil. `winkctl config` and
+    /// `winkd --print-config` load it too, so that they refuse what start-up would.
     /// - Throws: `Configuration.Invalid` (78) naming `overlay.layout` when the layout or an image fails.
-    static func loadRenderer(_ configuration: Configuration) throws -> OverlayRenderer? {
+    public static func loadRenderer(_ configuration: Configuration) throws -> OverlayRenderer? {
         guard configuration.overlayOutputConfigured, let path = configuration.overlayLayoutPath else { return nil }
         do {
             return try OverlayRenderer(layout: OverlayLayout.load(path: path))

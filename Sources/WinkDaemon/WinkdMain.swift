@@ -27,6 +27,7 @@ public enum WinkdMain {
             let options = try DaemonOptions(&args)
             if options.printConfiguration {
                 _ = try options.configuration.applyingProfile()  // as start-up would: 66 missing, 78 corrupt
+                _ = try Daemon.loadRenderer(options.configuration)  // and a missing or bad overlay layout, 78
                 print(ConfigurationReport(configuration: options.configuration, request: options.request,
                                           logLevelFlag: options.logLevel).text(), terminator: "")
                 return .ok

@@ -40,6 +40,14 @@ struct ConfigurationAndStatusTests {
         let winkctl = try Binaries.run(
             "winkctl", ["config", "--config", home.appendingPathComponent("none.json").path])
         #expect(winkctl.status == 66)
+        // A newcomer's finding: an overlay layout winkd refuses at start-up (78) passed both checks (exit 0).
+        let overlay = home.appendingPathComponent("overlay.json")
+        try Data(#"{"overlay": {"layout": "nope.json", "device": "/dev/null"}}"#.utf8).write(to: overlay)
+        let expected = "\(overlay.path): overlay.layout: \(home.path)/nope.json: no such layout file\n"
+        let printConfig = try Binaries.run("winkd", ["--print-config", "--config", overlay.path])
+        #expect(printConfig.status == 78 && printConfig.stderr == "winkd: " + expected, "\(printConfig.stderr)")
+        let config = try Binaries.run("winkctl", ["config", "--config", overlay.path])
+        #expect(config.status == 78 && config.stderr == "winkctl: " + expected, "\(config.stderr)")
     }
 
     @Test func printConfigAndWinkctlConfigShowTheDefaultFileAndWhereEachValueCameFrom() throws {

@@ -25,6 +25,8 @@ enum ConfigCommand {
         try args.finish()
         // A profile winkd would refuse (missing: 66, corrupt: 78) is refused here too, naming it.
         _ = try options.configuration.applyingProfile()
+        // So is an overlay layout (or its images) winkd would refuse at start-up (78, naming overlay.layout).
+        _ = try Daemon.loadRenderer(options.configuration)
         let report = ConfigurationReport(configuration: options.configuration, request: options.request,
                                          logLevelFlag: logLevel)
         print(asJSON ? report.json() : report.text(), terminator: "")
