@@ -45,6 +45,28 @@ extension ModelTests {
             #expect(smile.cornerLiftLeft - profile.neutral.cornerLiftLeft > 0.05)
         }
 
+        /// A newcomer's finding: "neutral=0-100" on the 2.4 s clip, whose man smiles from 0.8 s, learned the
+        /// smile as his neutral face (mouthWidth 0.752 against 0.526) without a word; one frame was taken too.
+        @Test func segmentsPastTheEndAreRefusedAndAFewFramesAreSaid() throws {
+            do {
+                _ = try recordProfile("single_face.mp4", "neutral=0-100")
+                Issue.record("a segment past the end was taken")
+            } catch let e as UsageError {
+                #expect(
+                    e.description.hasPrefix("calibrate: --segments: neutral=0-100 runs past the end of ")
+                        && e.description.hasSuffix("(its last frame is at 2.4 s)"), "\(e)")
+            }
+            var said: [String] = []
+            _ = try CalibrateCommand.record(
+                source: try openMediaFile(path: Fixtures.video("single_face.mp4")),
+                segments: try CalibrationProfile.parseSegments("neutral=0-0.01,smile=1-2.43"), pipeline: pipeline(),
+                say: { said.append($0) })
+            #expect(said == [
+                "calibrate: neutral: only 1 frame with a usable face; its median is as noisy as they are "
+                    + "(give it a second or more)",
+            ])
+        }
+
         @Test func loadingTheProfileChangesTheCoefficients() throws {
             let profile = try recordProfile("single_face.mp4", "neutral=0-0.6,smile=1.0-2.0")
             let path = temporaryPath("profile.json")

@@ -76,7 +76,11 @@ enum CalibrateCommand {
         defer { source.close() }
         let profile = try record(
             source: source, segments: segments, pipeline: pipeline,
-            guided: live ? secondsPerStep : nil, say: printError)
+            guided: live ? secondsPerStep : nil,
+            segmentsOrigin: segmentsText != nil
+                ? "--segments"
+                : "the steps' schedule (\(formatSeconds(secondsPerStep)) s each; give --segments for a recording)",
+            say: printError)
         if let damage = source.damage { printError("calibrate: \(source.name): \(damage)") }
         // A profile of whoever was largest is not the user's if another face was there (quietly before).
         if pipeline.tracker.mostFacesFound > 1 {
@@ -106,27 +110,36 @@ enum CalibrateCommand {
         return steps
     }
 
+    /// Fewer frames than this in a step of a file is said: one frame's measures are that frame's noise.
+    static let fewFrames = 5
+
     /// Runs `pipeline` over `source` and makes the profile from the measures of the frames in `segments`.
     ///
     /// For a file the segments are in the file's own frame time. With `guided` (the seconds per step of a
     /// live recording), they are relative to the first frame; each step's prompt goes to `say` when its
     /// time comes, and reading stops after the last segment.
-    /// - Throws: the source's `CaptureError`, `FaceTrackingError`, `CalibrationProfileError.noFace` (65).
+    /// `segmentsOrigin` names where the segments came from in messages. For a file, a segment that runs
+    /// past the recording's last frame is refused (the profile would be learned from other seconds than
+    /// those named), and a step of fewer than `fewFrames` frames is said.
+    /// - Throws: the source's `CaptureError`, `FaceTrackingError`, `CalibrationProfileError.noFace` (65),
+    ///   `UsageError` (64) for a segment past the end of a file.
     static func record(
         source: FrameSource, segments: [CalibrationProfile.Segment], pipeline: FramePipeline,
-        guided secondsPerStep: Double? = nil,
+        guided secondsPerStep: Double? = nil, segmentsOrigin: String = "--segments",
         say: (String) -> Void = { _ in }
     ) throws -> CalibrationProfile {
         var recorder = CalibrationProfile.Recorder(segments: segments)
         let buffer = PixelBuffer()
         let end = segments.map(\.end).max() ?? 0
         var start: Double?
+        var last: (time: Double, interval: Double)?
         var prompted = -1
         if secondsPerStep != nil { say("calibrate: \(segments.count) steps; follow the prompts, face the camera") }
         while let info = try source.read(into: buffer) {
             let first = start ?? info.time
             start = first
             let t = secondsPerStep == nil ? info.time : info.time - first
+            last = (t, last.map { t - $0.time } ?? 0)
             if let s = secondsPerStep {
                 let step = Int(t / s)
                 if step != prompted && step < segments.count {
@@ -145,6 +158,27 @@ enum CalibrateCommand {
         }
         if secondsPerStep != nil, prompted >= 0 {
             say("  \(segments[prompted].step.rawValue): \(recorder.count(segments[prompted].step)) frames")
+        }
+        if secondsPerStep == nil, let last {
+            // A range reaching past the end of the last frame (by more than a frame: a container's duration may
+            // count one more) named seconds the file does not have: "neutral=0-100" on a 2.4 s clip learned
+            // its smile as the neutral face without a word.
+            let past = segments.filter { $0.end > last.time + 2 * last.interval + 1e-3 }
+            if !past.isEmpty {
+                throw UsageError(
+                    "calibrate: \(segmentsOrigin): " + past.map(\.description).joined(separator: ", ")
+                        + " \(past.count == 1 ? "runs" : "run") past the end of \(source.name) "
+                        + "(its last frame is at \(formatSeconds(last.time)) s)")
+            }
+            var told: Set<CalibrationProfile.Step> = []
+            for segment in segments where !told.contains(segment.step) {
+                told.insert(segment.step)
+                let n = recorder.count(segment.step)
+                if n > 0 && n < fewFrames {
+                    say("calibrate: \(segment.step.rawValue): only \(n) frame\(n == 1 ? "" : "s") with a usable face; "
+                        + "its median is as noisy as they are (give it a second or more)")
+                }
+            }
         }
         return try recorder.profile(source: source.name)
     }
