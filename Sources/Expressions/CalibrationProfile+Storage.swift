@@ -49,6 +49,14 @@ extension CalibrationProfile {
         do {
             return try decode(data)
         } catch {
+            // JSONDecoder says "The given data was not valid JSON." without where; JSONSerialization says.
+            if case DecodingError.dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                do { _ = try JSONSerialization.jsonObject(with: data) } catch {
+                    throw CalibrationProfileError(
+                        .corrupt, subject: path,
+                        reason: "not a valid calibration profile: not valid JSON (\(describeJSONError(error)))")
+                }
+            }
             throw CalibrationProfileError(
                 .corrupt, subject: path, reason: "not a valid calibration profile: \(describe(error))")
         }
@@ -57,7 +65,16 @@ extension CalibrationProfile {
     /// Decodes profile JSON.
     /// - Throws: `DecodingError` (or Foundation's JSON error) for anything but a valid profile.
     public static func decode(_ data: Data) throws -> CalibrationProfile {
-        try JSONDecoder().decode(CalibrationProfile.self, from: data)
+        do {
+            return try JSONDecoder().decode(CalibrationProfile.self, from: data)
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+            // JSONDecoder calls a number too small for a Double (1e-400) "not valid JSON", with no key;
+            // JSONSerialization reads it as 0. Read that way, it is checked (and named) as any other number.
+            guard let object = try? JSONSerialization.jsonObject(with: data),
+                  let normalised = try? JSONSerialization.data(withJSONObject: object)
+            else { throw DecodingError.dataCorrupted(context) }
+            return try JSONDecoder().decode(CalibrationProfile.self, from: normalised)
+        }
     }
 
     /// The profile as pretty-printed JSON with sorted keys (stable for diffs), ending in a newline.

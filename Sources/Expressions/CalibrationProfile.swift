@@ -97,17 +97,21 @@ extension CalibrationProfile: Codable {
                 debugDescription:
                     "version \(shown) is not supported (this winkctl reads version \(Self.formatVersion))")
         }
-        neutral = try c.decode(FaceMeasures.self, forKey: .neutral)
         // The neutral's ratios of two lengths are positive on any face (an eye aspect of 0 made eyeWide read 1
-        // on every frame); a recorded expression's may come near 0 (a closed eye).
-        for (name, key) in [
-            ("eyeAspectLeft", \FaceMeasures.eyeAspectLeft), ("eyeAspectRight", \.eyeAspectRight),
-            ("mouthWidth", \.mouthWidth), ("jawDrop", \.jawDrop),
-        ] where !(neutral[keyPath: key] > 0) {
-            throw DecodingError.dataCorruptedError(
-                forKey: .neutral, in: c,
-                debugDescription: "\(name): expected a positive number, got \(plainNumber(neutral[keyPath: key]))")
+        // on every frame); a recorded expression's may come near 0 (a closed eye). Looked at before the
+        // measures are decoded, so a negative one is told "positive" too, not the measures' "0 or more" (a
+        // neutral that is not all numbers is refused by the measures' own decoding, naming the key).
+        let positive = ["eyeAspectLeft", "eyeAspectRight", "mouthWidth", "jawDrop"]
+        if let raw = try? c.decode([String: Double].self, forKey: .neutral) {
+            for name in positive {
+                if let value = raw[name], !(value > 0) {
+                    throw DecodingError.dataCorrupted(.init(
+                        codingPath: c.codingPath + [CodingKeys.neutral],
+                        debugDescription: "\(name): expected a positive number, got \(plainNumber(value))"))
+                }
+            }
         }
+        neutral = try c.decode(FaceMeasures.self, forKey: .neutral)
         // By name first, so that a misspelt step is named ("expressions: 'smil' is not a step ..."); decoded as
         // [Step: FaceMeasures] it read "Could not convert key to type Step".
         var named: [Step: FaceMeasures] = [:]
@@ -127,12 +131,14 @@ extension CalibrationProfile: Codable {
                 forKey: .expressions, in: c,
                 debugDescription: "'neutral' belongs in the top-level 'neutral' key")
         }
-        reach = try c.decodeIfPresent(Float.self, forKey: .reach) ?? 0.9
-        guard reach > 0 && reach <= 1 else {
+        // As a Double: JSONDecoder reports a number beyond a Float (1e300) as "not valid JSON", with no key.
+        let wideReach = try c.decodeIfPresent(Double.self, forKey: .reach) ?? 0.9
+        guard wideReach > 0 && wideReach <= 1 else {
             throw DecodingError.dataCorruptedError(
                 forKey: .reach, in: c,
-                debugDescription: "expected a number in (0, 1], got \(plainNumber(reach))")
+                debugDescription: "expected a number in (0, 1], got \(plainNumber(wideReach))")
         }
+        reach = Float(wideReach)
         source = try c.decodeIfPresent(String.self, forKey: .source)
     }
 

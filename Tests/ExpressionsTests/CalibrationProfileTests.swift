@@ -278,13 +278,43 @@ struct CalibrationProfileTests {
         for (key, bad, expected) in [
             ("eyeAspectLeft", 0.0, "expected a positive number"),
             ("mouthWidth", 0.0, "expected a positive number"),
-            ("mouthWidth", -0.3, "expected a ratio of distances, 0 or more"), ("foo", 1.0, "unknown key"),
+            // It said "0 or more" of -0.3 and then refused 0 (a newcomer's finding): positive, both.
+            ("mouthWidth", -0.3, "expected a positive number, got -0.3"), ("foo", 1.0, "unknown key"),
         ] {
             let e = try #require(try loadError(neutral: key, bad), "\(key) \(bad) accepted")
             #expect(
                 e.exitCode == .configuration && e.description.contains("neutral") && e.description.contains(key)
                     && e.description.contains(expected), "\(e.description)")
         }
+    }
+
+    /// A newcomer's finding: "reach": 1e300, or a measure of 1e-400, was "The given data was not valid JSON."
+    /// (valid JSON, no key named); a literal beyond a Double says what the parser says.
+    @Test func numbersBeyondRangeAreNamedWithTheirKey() throws {
+        let text = String(decoding: try CalibrationProfile(neutral: neutral).encoded(), as: UTF8.self)
+        func reason(_ edited: String) throws -> String? {
+            let path = temporaryPath("range.json")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try Data(edited.utf8).write(to: URL(fileURLWithPath: path))
+            do {
+                _ = try CalibrationProfile.load(path: path)
+            } catch let e as CalibrationProfileError {
+                return e.reason
+            }
+            return nil
+        }
+        let reach = try #require(text.range(of: #""reach" : 0.9"#), "\(text)")
+        #expect(try reason(text.replacingCharacters(in: reach, with: #""reach" : 1e300"#))
+                == "not a valid calibration profile: reach: expected a number in (0, 1], got 1e+300")
+        // Too small for a Double: read as 0, as JSONSerialization reads it, and checked as 0.
+        #expect(try reason(text.replacingCharacters(in: reach, with: #""reach" : 1e-400"#))
+                == "not a valid calibration profile: reach: expected a number in (0, 1], got 0")
+        let tiny = text.replacingOccurrences(
+            of: #"("cornerLiftLeft" : )[-0-9.e]+"#, with: "$11e-400", options: .regularExpression)
+        #expect(try reason(tiny) == nil, "a corner lift of 0 is a corner lift")
+        let beyond = text.replacingCharacters(in: reach, with: #""reach" : 1e999"#)
+        #expect(try reason(beyond)
+                == "not a valid calibration profile: not valid JSON (Number 1e999 is not representable in Swift.)")
     }
 
     /// A newcomer's finding: saving over a 0600 profile made it 0644 (Foundation's atomic write); it is
