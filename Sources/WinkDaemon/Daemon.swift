@@ -302,7 +302,9 @@ public final class Daemon: SessionHost, @unchecked Sendable {
                 status: StatusLine(
                     state: .reloadOk, source: path,
                     message: path == nil
-                        ? "no configuration file; defaults in use\(unchanged)"
+                        // The profile found by default is in use too (it said "defaults in use" only).
+                        ? "no configuration file; defaults in use"
+                            + (fresh.resolvedProfilePath.map { " with the profile \($0)" } ?? "") + unchanged
                         : "configuration reloaded\(unchanged)"))
             return true
         } catch {

@@ -92,6 +92,37 @@ struct ConfigurationAndStatusTests {
         #expect(again.read(until: { !$0.isEmpty }).first?.contains("\"frown\"") == true)
     }
 
+    /// A newcomer's finding: with a default profile.json and no configuration file, a reload said "no
+    /// configuration file; defaults in use" of a daemon using the profile.
+    @Test func aReloadWithOnlyADefaultProfileNamesIt() throws {
+        let home = try configHome(nil)
+        let profile = home.appendingPathComponent("winkd/profile.json")
+        try FileManager.default.createDirectory(
+            at: home.appendingPathComponent("winkd"), withIntermediateDirectories: true)
+        let calibrated = try Binaries.run("winkctl", [
+            "calibrate", "--source", Binaries.fixture("video/single_face.mp4"), "--segments", "neutral=0-0.6",
+            "-o", profile.path,
+        ])
+        #expect(calibrated.status == 0, "\(calibrated.stderr)")
+        let socket = try Binaries.temporaryDirectory().appendingPathComponent("s.sock").path
+        let daemon = winkd(
+            ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop"], home: home)
+        try daemon.run()
+        defer {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
+        let client = try #require(Wait.value { RawClient(path: socket) })
+        _ = client.read(until: { !$0.isEmpty })
+        kill(daemon.processIdentifier, SIGHUP)
+        let lines = client.read(until: { $0.contains { $0.contains("reload_ok") || $0.contains("reload_failed") } })
+        #expect(
+            lines.contains {
+                $0.contains("\"reload_ok\"")
+                    && $0.contains("no configuration file; defaults in use with the profile \(profile.path)")
+            }, "\(lines)")
+    }
+
     @Test func winkctlStatusAsksTheDaemonAndIs69WithoutOne() throws {
         let home = try configHome(nil)
         let socket = try Binaries.temporaryDirectory().appendingPathComponent("s.sock").path
