@@ -62,8 +62,9 @@ public struct CommandSpawner: Sendable {
     public init() {}
 
     /// Starts `command[0]` (searched in `PATH`) with the arguments, inheriting stdin/stdout/stderr and the
-    /// environment, and returns its process id.
-    /// - Throws: `POSIXError` with the errno posix_spawnp returned (ENOENT for an unknown program).
+    /// environment, and returns its process id. A thread waits for it, so a finished command does not stay a
+    /// zombie until the next one starts.
+    /// - Throws: `Errno` with the code posix_spawnp returned (ENOENT for an unknown program).
     @discardableResult
     public func spawn(_ command: [String]) throws -> pid_t {
         reapFinished()
@@ -72,8 +73,32 @@ public struct CommandSpawner: Sendable {
         defer { for arg in cArgs { free(arg) } }
         var pid: pid_t = 0
         let rc = posix_spawnp(&pid, command[0], nil, nil, cArgs, environ)
-        guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
+        guard rc == 0 else { throw Errno(code: rc) }
+        let child = pid
+        Thread.detachNewThread {
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        }
         return pid
+    }
+
+    /// Where `program` would be started from: itself when it names a path (has a `/`), else the first
+    /// executable file of that name in the `PATH` folders (`PATH` from `environment`, "/usr/bin:/bin"
+    /// when unset, as posix_spawnp searches); nil when there is none. For `winkctl input` to refuse a map
+    /// whose command could never start, before any gesture.
+    public static func resolve(_ program: String, environment: [String: String]) -> String? {
+        func runnable(_ path: String) -> Bool {
+            var st = stat()
+            return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && access(path, X_OK) == 0
+        }
+        if program.contains("/") { return runnable(program) ? program : nil }
+        guard !program.isEmpty else { return nil }
+        let path = environment["PATH"] ?? "/usr/bin:/bin"
+        for folder in path.split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = (folder.isEmpty ? "." : String(folder)) + "/" + program
+            if runnable(candidate) { return candidate }
+        }
+        return nil
     }
 
     /// Collects every finished child (`waitpid(-1, WNOHANG)`), so spawned commands leave no zombies.

@@ -139,7 +139,7 @@ public final class UinputInjector: Injector {
         do {
             try spawner.spawn(command)
         } catch {
-            log("\(command[0]): cannot start: \(error)")
+            log("\(command[0]): cannot start: \(error)")  // "ENOENT: No such file or directory"
         }
     }
 

@@ -28,6 +28,21 @@ struct InputDryRunTests {
         #expect(r.stdoutLines == ["press KEY_LEFT", "release KEY_LEFT"], "\(r.stdout)")
     }
 
+    /// A newcomer's finding: a command whose program does not exist was only found out at each gesture. It is
+    /// refused at start (78); a dry run, which starts nothing, says so and goes on.
+    @Test func aCommandThatCannotStartIsRefusedAtStart() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let map = dir.appendingPathComponent("map.json")
+        try Data((#"{"mappings": [{"event": "blink", "action": {"key": "KEY_B"}},"#
+            + #" {"event": "faceLost", "action": {"command": ["no-such-locker", "--now"]}}]}"#).utf8).write(to: map)
+        let socket = dir.appendingPathComponent("none.sock").path
+        let line = "winkctl: \(map.path): mappings[1].action.command: 'no-such-locker' is not a program in PATH"
+        let real = try Binaries.run("winkctl", ["input", "--map", map.path, "--socket", socket, "--once"])
+        #expect(real.status == 78 && real.stderrLines == [line], "\(real.stderr)")
+        let dry = try Binaries.run("winkctl", ["input", "--map", map.path, "--socket", socket, "--once", "--dry-run"])
+        #expect(dry.status == 69 && dry.stderrLines.first == line, "\(dry.stderr)")
+    }
+
     /// Without `--socket`, `winkctl input` looks where winkd and `winkctl events` do (EventSocketPath.default),
     /// here with a relative `XDG_RUNTIME_DIR`, which the XDG specification has ignored.
     @Test func theDefaultSocketIsTheDaemonsEvenForARelativeRuntimeDirectory() throws {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import InputClient
+import TestSupport
 import Testing
 import WinkCore
 
@@ -110,9 +111,22 @@ struct UinputInjectorTests {
         let marker = FileManager.default.temporaryDirectory.appendingPathComponent("spawned $(x) \(getpid())").path
         defer { try? FileManager.default.removeItem(atPath: marker) }
         let pid = try CommandSpawner().spawn(["touch", marker])
-        var status: Int32 = 0
-        #expect(waitpid(pid, &status, 0) == pid)
-        #expect(FileManager.default.fileExists(atPath: marker)) // the literal name: no shell expanded $(x)
-        #expect(throws: POSIXError.self) { try CommandSpawner().spawn(["/nonexistent/program"]) }
+        #expect(Wait.until { FileManager.default.fileExists(atPath: marker) })  // the literal name: no shell
+        // A newcomer's finding: a finished command stayed a zombie until the next one started. Reaped now.
+        #expect(Wait.until(10) { !FileManager.default.fileExists(atPath: "/proc/\(pid)") }, "pid \(pid) not reaped")
+        // ... and a missing program was Foundation's "Error Domain=NSPOSIXErrorDomain Code=2 ...".
+        #expect(throws: Errno(code: ENOENT)) { try CommandSpawner().spawn(["/nonexistent/program"]) }
+        #expect("\(Errno(code: ENOENT))" == "ENOENT: No such file or directory")
+    }
+
+    /// Where a command's program would come from: a path as given, a name from PATH; nil for neither.
+    @Test func aCommandsProgramIsResolvedAsPosixSpawnpWould() throws {
+        let env = ["PATH": "/nonexistent:/usr/bin:/bin"]
+        #expect(CommandSpawner.resolve("sh", environment: env) == "/usr/bin/sh")
+        #expect(CommandSpawner.resolve("/bin/sh", environment: env) == "/bin/sh")
+        #expect(CommandSpawner.resolve("no-such-program-\(getpid())", environment: env) == nil)
+        #expect(CommandSpawner.resolve("/etc/passwd", environment: env) == nil, "not executable")
+        #expect(CommandSpawner.resolve("/usr/bin", environment: env) == nil, "a folder")
+        #expect(CommandSpawner.resolve("", environment: env) == nil)
     }
 }

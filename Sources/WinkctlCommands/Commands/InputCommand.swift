@@ -41,6 +41,18 @@ enum InputCommand {
             return error.exitCode
         }
 
+        // A command that could never start failed at every gesture, with the same line each time: refused
+        // now (a dry run, which starts nothing, says it and goes on).
+        let environment = ProcessInfo.processInfo.environment
+        for (i, mapping) in map.mappings.enumerated() {
+            guard case .command(let command) = mapping.action,
+                  CommandSpawner.resolve(command[0], environment: environment) == nil else { continue }
+            let line = "\(mapPath): mappings[\(i)].action.command: '\(command[0])' "
+                + (command[0].contains("/") ? "is not an executable file" : "is not a program in PATH")
+            printError("winkctl: \(line)")
+            if !dryRun { return .configuration }
+        }
+
         let log: (String) -> Void = { printError("winkctl input: \($0)") }
         let injector: Injector
         var uinput: UinputInjector?
