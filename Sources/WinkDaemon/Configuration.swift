@@ -178,6 +178,13 @@ public struct Configuration: Sendable {
             problems.append("replaceDefaultAnalyzers: expected true or false")
         }
         var rows = replace ? [] : AnalyzerRow.defaultTable
+        // Replacing the table with none given leaves no expression event at all: most likely a row list
+        // forgotten or misspelt. An empty table on purpose (face events only) is `"analyzers": []`.
+        if replace && root["analyzers"] == nil {
+            problems.append(
+                "replaceDefaultAnalyzers: true replaces the default table, but no \"analyzers\" are given "
+                    + "(for face events only, give \"analyzers\": [])")
+        }
         if let v = root["analyzers"] {
             if let list = v as? [Any] {
                 var given: [String: Int] = [:]

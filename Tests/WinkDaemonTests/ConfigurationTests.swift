@@ -231,6 +231,21 @@ extension ConfigurationTests {
         } catch { Issue.record("wrong error \(error)") }
     }
 
+    /// A newcomer's finding: `"replaceDefaultAnalyzers": true` alone was taken, and winkd announced only the
+    /// face events. Without "analyzers" it is refused; an explicit empty list is a table of none.
+    @Test func replacingTheTableWithNoneGivenIsRefusedButAnEmptyListIsTaken() throws {
+        do {
+            _ = try parse(#"{"replaceDefaultAnalyzers": true}"#)
+            Issue.record("an empty table by omission was taken")
+        } catch let e as Configuration.Invalid {
+            #expect(e.problems == [
+                "replaceDefaultAnalyzers: true replaces the default table, but no \"analyzers\" are given "
+                    + "(for face events only, give \"analyzers\": [])",
+            ], "\(e.problems)")
+        }
+        #expect(try parse(#"{"replaceDefaultAnalyzers": true, "analyzers": []}"#).analyzers.isEmpty)
+    }
+
     /// A calibration setting out of its range is refused in words; one in range is taken; each has its default.
     @Test(arguments: [
         ("maximumNeutralEyeClosed", 1.5, "expected a probability in 0...1, got 1.5", 0.3, 0.2),
