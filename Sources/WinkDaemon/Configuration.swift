@@ -375,7 +375,15 @@ public struct Configuration: Sendable {
         guard let object = sectionObject(value, named: "socket", known: known, problems: &problems) else { return }
         if let v = object["mode"] {
             if let s = v as? String, !s.isEmpty, s.count <= 4, let mode = UInt32(s, radix: 8), mode <= 0o777 {
-                c.socketMode = mode
+                // Connecting needs write permission: without the owner's, winkd's own user (and winkctl run as
+                // that user) could not connect, and a daemon nobody can reach was started without a word.
+                if mode & 0o600 != 0o600 {
+                    problems.append(
+                        "socket.mode: \"\(s)\" leaves the owner without read and write, so nobody of winkd's user "
+                            + "could connect (\"0600\" is the owner alone, \"0660\" the socket's group too)")
+                } else {
+                    c.socketMode = mode
+                }
             } else {
                 problems.append("socket.mode: expected an octal permission string such as \"0660\"")
             }

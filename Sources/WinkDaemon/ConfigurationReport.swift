@@ -56,7 +56,7 @@ public struct ConfigurationReport: Sendable {
         add("camera.width", c.camera.width)
         add("camera.height", c.camera.height)
         add("camera.fps", c.camera.framesPerSecond)
-        add("socket.mode", "0" + String(c.socketMode, radix: 8))
+        add("socket.mode", Self.octal(c.socketMode))
         add("socket.maximumClients", c.maximumClients)
         add("overlay.layout", c.overlayLayoutPath)
         add("overlay.device", c.overlayDevice)
@@ -172,6 +172,12 @@ public struct ConfigurationReport: Sendable {
     ]
 
     /// A Codable value's JSON object, as `JSONSerialization` reads it back.
+    /// Permission bits as the file gives them: four octal digits ("0600", "0660"; it printed 0 as "00").
+    static func octal(_ mode: UInt32) -> String {
+        let digits = String(mode, radix: 8)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
     private static func object(_ value: some Encodable) -> [String: Any] {
         guard let data = try? JSONEncoder().encode(value),
             let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]

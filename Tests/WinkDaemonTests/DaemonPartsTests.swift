@@ -196,6 +196,20 @@ struct DaemonPartsTests {
                     "c.json: overlay.device: expected a path",
                 ], "\(lines)")
         }
+        // A newcomer's finding: "0000" was taken, a socket even winkd's own user could not connect to, and
+        // `winkctl config` printed it "00".
+        for mode in ["0000", "0400", "0066"] {
+            do {
+                _ = try Configuration.parse(Data(#"{"socket": {"mode": "\#(mode)"}}"#.utf8), path: "c.json")
+                Issue.record("\(mode) taken")
+            } catch let error as Configuration.Invalid {
+                #expect(error.problems == [
+                    "socket.mode: \"\(mode)\" leaves the owner without read and write, so nobody of winkd's user "
+                        + "could connect (\"0600\" is the owner alone, \"0660\" the socket's group too)",
+                ], "\(error.problems)")
+            }
+        }
+        #expect(ConfigurationReport.octal(0o600) == "0600" && ConfigurationReport.octal(0) == "0000")
         let notObject = #expect(throws: Configuration.Invalid.self) {
             try Configuration.parse(Data(#"{"socket": 3}"#.utf8), path: "c.json")
         }
