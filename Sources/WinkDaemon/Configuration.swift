@@ -143,7 +143,12 @@ public struct Configuration: Sendable {
             }
         }
         if let v = root["profile"] {
-            if let s = v as? String { c.profilePath = s } else { problems.append("profile: expected a file path") }
+            if let s = v as? String, !s.isEmpty {
+                c.profilePath = s
+            } else {
+                // "" was taken as the configuration's own folder: "is a directory, not a file", exit 66.
+                problems.append("profile: expected a file path" + ((v as? String)?.isEmpty == true ? ", got \"\"" : ""))
+            }
         }
         func section<T: Codable>(_ key: String, _ value: inout T) {
             guard let v = root[key] else { return }

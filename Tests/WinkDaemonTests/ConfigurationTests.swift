@@ -231,6 +231,14 @@ extension ConfigurationTests {
         } catch { Issue.record("wrong error \(error)") }
     }
 
+    /// A newcomer's finding: `"profile": ""` was the configuration's folder ("is a directory", exit 66).
+    @Test func anEmptyProfilePathIsNamed() throws {
+        #expect(throws: Configuration.Invalid.self) { try parse(#"{"profile": ""}"#) }
+        do { _ = try parse(#"{"profile": ""}"#) } catch let e as Configuration.Invalid {
+            #expect(e.problems == [#"profile: expected a file path, got """#] && e.exitCode == .configuration)
+        }
+    }
+
     /// A newcomer's finding: `"replaceDefaultAnalyzers": true` alone was taken, and winkd announced only the
     /// face events. Without "analyzers" it is refused; an explicit empty list is a table of none.
     @Test func replacingTheTableWithNoneGivenIsRefusedButAnEmptyListIsTaken() throws {
