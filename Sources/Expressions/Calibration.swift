@@ -43,7 +43,8 @@ public final class Calibration {
         /// (a smile held on return is not seen: one of 22 when each clip comes back), so a shorter absence
         /// keeps what was learned: a head turned past the detector, bending down for something, a hand or a
         /// few seconds of a covered lens; a seat changes hands in more than 3 s. Also forgotten when time
-        /// went back (a new source, a looped file).
+        /// went back (a new source, a looped file). 0: after every loss; 86,400 (the configuration's most):
+        /// in effect never.
         public var forgetAfterAbsence: Double = 3
         public init() {}
     }
