@@ -56,6 +56,7 @@ enum MonitorScreen {
         // Title bar and the daemon's numbers.
         let source = state.source.map { ($0 as NSString).lastPathComponent } ?? state.socket
         let title = "winkd monitor  \(source)  \(state.sourceState ?? "")"
+            + (state.otherState.map { "  \($0)" } ?? "")
         let keys = paused ? "PAUSED (p resumes)  q quit" : "q quit  p pause  c clear"
         put(0, 0, pad(title, to: max(0, columns - keys.count - 1)) + " " + keys, .header)
         var numbers = String(format: "%.1f fps  ", state.framesPerSecond(now: now))

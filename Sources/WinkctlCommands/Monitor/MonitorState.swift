@@ -31,10 +31,17 @@ struct MonitorState {
     static let flashSeconds = 0.6
 
     var socket: String
-    /// The source and its state, from the last `status` line that named them.
+    /// The source and its state, from the last `status` line about the source.
     var source: String?
     var sourceState: String?
     var statusMessage: String?
+    /// The last status about something else (a reload, the overlay output): its state, shown beside the
+    /// source's. A reload's line names the configuration file as its `source`, which took the title's place.
+    var otherState: String?
+    /// States that are not the source's.
+    static let otherStates: Set<String> = [
+        "reload_ok", "reload_failed", "overlay_output_opened", "overlay_output_failed",
+    ]
     /// Clients connected, from an answer to a `status` request (a daemon that answers them).
     var clients: Int?
     /// The analyzer table (`analyzers` line), in table order.
@@ -146,11 +153,15 @@ struct MonitorState {
             rows = rows.filter { name, _ in line.rows.contains { $0.event == name } }
         case "status":
             guard let status = try? Self.decoder.decode(Status.self, from: data) else { return false }
-            if let state = status.state {
-                sourceState = state
-                statusMessage = status.message
+            if let state = status.state, Self.otherStates.contains(state) {
+                otherState = state
+            } else {
+                if let state = status.state {
+                    sourceState = state
+                    statusMessage = status.message
+                }
+                if let source = status.source { self.source = source }
             }
-            if let source = status.source { self.source = source }
             if let clients = status.clients { self.clients = clients }
         case "bye":
             ending = .bye((try? Self.decoder.decode(Bye.self, from: data))?.reason ?? "no reason given")
