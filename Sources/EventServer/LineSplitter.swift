@@ -1,7 +1,8 @@
 /// Splits a byte stream into NDJSON lines (SPEC.md "Event lines": UTF-8, at most 8 KiB a line).
 ///
 /// Bytes arrive in arbitrary chunks (a half-sent line stays buffered until its newline). Each complete
-/// line is returned without its `\n` (and without a trailing `\r`); empty lines are skipped. A line whose
+/// line is returned without its `\n` (and without a trailing `\r`); empty lines, and lines of only JSON's
+/// white space (spaces, tabs, carriage returns: a `\r\n` typed twice), are skipped alike. A line whose
 /// length reaches past `maximumLineBytes` before its newline is reported once as `.tooLong`, after which
 /// the splitter discards everything (the connection is to be closed). A value type with no I/O: the
 /// server and the client both feed it from `read(2)`.
@@ -38,7 +39,8 @@ public struct LineSplitter: Sendable {
         for byte in bytes {
             if byte == 0x0A {
                 if buffer.last == 0x0D { buffer.removeLast() }
-                if !buffer.isEmpty { items.append(.line(buffer)) }
+                // A line of spaces was `bad_json` while an empty one was skipped (a newcomer's finding).
+                if buffer.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) { items.append(.line(buffer)) }
                 buffer.removeAll(keepingCapacity: true)
             } else {
                 buffer.append(byte)

@@ -9,7 +9,8 @@ import Foundation
 public enum JSONDuplicateKeys {
     /// One line per key repeated within one object, in the order the repeats appear, e.g.
     /// `quality: given twice in one object (lines 4 and 12); JSON keeps only one of them`, or
-    /// `analyzers[2].enter: ...` for a key inside an array's element. Line numbers count from 1.
+    /// `analyzers[2].enter: ...` for a key inside an array's element. Line numbers count from 1; text of one
+    /// line (a client's request) has none (`id: given twice in one object; JSON keeps only one of them`).
     ///
     /// `data` should already have parsed as JSON; on text that is not JSON the scan stops where the text stops
     /// making sense and returns what it found before (it never traps). Keys are compared after their escapes
@@ -20,6 +21,7 @@ public enum JSONDuplicateKeys {
     /// the zero bytes of its first character tell which); it is scanned as UTF-8.
     public static func find(in data: Data) -> [String] {
         var scanner = Scanner(bytes: utf8(data))
+        scanner.oneLine = !scanner.bytes.contains(0x0A) && !scanner.bytes.contains(0x0D)
         scanner.skipSpace()
         scanner.value(path: "")
         return scanner.found
@@ -49,6 +51,8 @@ public enum JSONDuplicateKeys {
         let bytes: [UInt8]
         var at = 0
         var line = 1
+        /// The text has no line break: repeats are not given line numbers (all would be 1).
+        var oneLine = false
         var found: [String] = []
         /// Keys given more than once so far (reported or only counted).
         var reports = 0
@@ -156,7 +160,9 @@ public enum JSONDuplicateKeys {
                 : shown.dropLast(more.isEmpty ? 1 : 0).joined(separator: ", ")
                     + (more.isEmpty ? " and \(shown.last ?? "")" : ", ...\(more)")
             let times = lines.count == 2 ? "twice" : "\(lines.count) times"
-            found.append("\(place): given \(times) in one object (lines \(listed)); JSON keeps only one of them")
+            // Text of one line (a client's request) has nothing to point at: "(lines 1 and 1)" said nothing.
+            let whereGiven = oneLine ? "" : " (lines \(listed))"
+            found.append("\(place): given \(times) in one object\(whereGiven); JSON keeps only one of them")
         }
 
         mutating func array(path: String) {

@@ -12,6 +12,13 @@ struct LineSplitterTests {
         #expect(splitter.pendingByteCount == 0)
     }
 
+    /// A line of spaces was `bad_json` while an empty line was skipped (a newcomer's finding): both skipped.
+    @Test func blankLinesOfWhiteSpaceAreSkippedLikeEmptyOnes() {
+        var splitter = LineSplitter()
+        #expect(splitter.append(Array("   \n\t \r\n\r\n{\"a\":1}\n x\n".utf8))
+                == [.line(Array("{\"a\":1}".utf8)), .line(Array(" x".utf8))])
+    }
+
     @Test func byteByByteGivesTheSameLines() {
         var splitter = LineSplitter()
         var lines: [LineSplitter.Item] = []
@@ -63,6 +70,7 @@ struct ClientMessageTests {
     }
 
     /// A newcomer's finding: `"events"` given twice subscribed to the first list, without a word.
+    /// A request is one line: its repeated key is named without "(lines 1 and 1)" (a newcomer's finding).
     @Test func aKeyGivenTwiceIsABadRequest() throws {
         let twice = #"{"type":"subscribe","id":4,"events":["smile"],"events":["winkLeft","nod"]}"#
         #expect(code(twice) == (.badRequest, 4))
@@ -70,7 +78,7 @@ struct ClientMessageTests {
             _ = try parse(#"{"type":"status","type":"subscribe"}"#)
             Issue.record("accepted")
         } catch let error as ProtocolError {
-            #expect(error.message == "type: given twice in one object (lines 1 and 1); JSON keeps only one of them")
+            #expect(error.message == "type: given twice in one object; JSON keeps only one of them")
         }
     }
 

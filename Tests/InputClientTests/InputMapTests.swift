@@ -104,9 +104,9 @@ struct InputMapTests {
         #expect(
             throws: InputError(
                 .invalidMap(problems: [
-                    "mappings[0].action: given twice in one object (lines 1 and 1); JSON keeps only one of them"
+                    "mappings[0].action: given twice in one object; JSON keeps only one of them"
                 ]), subject: "m.json",
-                reason: "mappings[0].action: given twice in one object (lines 1 and 1); JSON keeps only one of them")
+                reason: "mappings[0].action: given twice in one object; JSON keeps only one of them")
         ) {
             try InputMap.parse(
                 Data(#"{"mappings": [{"event": "smile", "action": {"key": "KEY_A"}, "action": {"key": "KEY_B"}}]}"#

@@ -26,7 +26,7 @@ struct OverlayLayoutTests {
     /// A layer's second "image" was dropped without a word (JSON keeps one of them).
     @Test func aKeyGivenTwiceIsRefused() {
         let reason = badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "image": "b.png"}]}"#)
-        #expect(reason == "layers[0].image: given twice in one object (lines 1 and 1); JSON keeps only one of them")
+        #expect(reason == "layers[0].image: given twice in one object; JSON keeps only one of them")
     }
 
     @Test func specExampleParsesWithDefaults() throws {

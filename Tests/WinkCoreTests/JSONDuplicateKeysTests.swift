@@ -13,9 +13,13 @@ struct JSONDuplicateKeysTests {
         ])
         // Inside an array's element, and inside a nested object: the path says where.
         #expect(find(#"{"analyzers": [{"event": "a"}, {"event": "b", "enter": 0.5, "enter": 0.7}]}"#) == [
-            "analyzers[1].enter: given twice in one object (lines 1 and 1); JSON keeps only one of them"
+            "analyzers[1].enter: given twice in one object; JSON keeps only one of them"
         ])
         #expect(find(#"{"x": {"y": {"z": 1, "z": 2}}}"#).first?.hasPrefix("x.y.z: given twice") == true)
+        // Both on the first line of several: the line is said (only text of one line goes without).
+        #expect(find("{\"a\": 1, \"a\": 2,\n\"b\": 3}") == [
+            "a: given twice in one object (lines 1 and 1); JSON keeps only one of them"
+        ])
         // The same name in two objects is not a repeat; nor is a value equal to a key.
         #expect(find(#"{"a": {"k": 1}, "b": {"k": 1}, "c": "a", "d": ["a", "a"]}"#) == [])
         // Names are compared decoded: "\u0061" is "a". Quotes, braces and escapes inside strings are text.
@@ -66,7 +70,7 @@ struct JSONDuplicateKeysTests {
         let keys = "{" + (0..<30).map { "\"k\($0)\": 1, \"k\($0)\": 2" }.joined(separator: ", ") + "}"
         let report = find(keys)
         #expect(report.count == 21 && report.last == "and 10 more keys given more than once", "\(report.suffix(2))")
-        #expect(report.first == "k0: given twice in one object (lines 1 and 1); JSON keeps only one of them")
+        #expect(report.first == "k0: given twice in one object; JSON keeps only one of them")
     }
 
     @Test func textThatIsNotJSONNeverTraps() {

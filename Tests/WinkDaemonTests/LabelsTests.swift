@@ -169,7 +169,7 @@ struct LabelsTests {
         do {
             _ = try labels(json)
         } catch let error as LabelsError {
-            #expect(error.reason == "events: given twice in one object (lines 1 and 1); JSON keeps only one of them")
+            #expect(error.reason == "events: given twice in one object; JSON keeps only one of them")
         }
     }
 
