@@ -120,7 +120,7 @@ enum CalibrateCommand {
     /// time comes, and reading stops after the last segment.
     /// `segmentsOrigin` names where the segments came from in messages. For a file, a segment that runs
     /// past the recording's last frame is refused (the profile would be learned from other seconds than
-    /// those named), and a step of fewer than `fewFrames` frames is said.
+    /// those named), and a step of fewer than `fewFrames` frames is said; not for a still image.
     /// - Throws: the source's `CaptureError`, `FaceTrackingError`, `CalibrationProfileError.noFace` (65),
     ///   `UsageError` (64) for a segment past the end of a file.
     static func record(
@@ -159,7 +159,8 @@ enum CalibrateCommand {
         if secondsPerStep != nil, prompted >= 0 {
             say("  \(segments[prompted].step.rawValue): \(recorder.count(segments[prompted].step)) frames")
         }
-        if secondsPerStep == nil, let last {
+        // A still image is one instant whatever the segments say (its one frame is in each that holds 0 s).
+        if secondsPerStep == nil, !source.isStill, let last {
             // A range reaching past the end of the last frame (by more than a frame: a container's duration may
             // count one more) named seconds the file does not have: "neutral=0-100" on a 2.4 s clip learned
             // its smile as the neutral face without a word.
