@@ -68,10 +68,11 @@ struct ConfigurationAndStatusTests {
         #expect(object["file"] as? String == file)
     }
 
-    /// winkd started without `--config` reads the default file, and a SIGHUP reads it again.
-    @Test func theDefaultFileIsReadAndReloaded() throws {
-        let home = try configHome(
-            #"{"analyzers": [{"event": "browRaise", "value": "browInnerUp", "enter": 0.5, "exit": 0.3}]}"#)
+    /// winkd on the looping fixture with `home` as its configuration home: the first client's hello, then,
+    /// after `change` and a SIGHUP, the lines up to the reload's status; `then` runs while winkd still does.
+    func reload(
+        home: URL, after change: () throws -> Void = {}, then: (_ socket: String) throws -> Void = { _ in }
+    ) throws -> (hello: String, lines: [String]) {
         let socket = try Binaries.temporaryDirectory().appendingPathComponent("s.sock").path
         let daemon = winkd(
             ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop"], home: home)
@@ -82,14 +83,26 @@ struct ConfigurationAndStatusTests {
         }
         let client = try #require(Wait.value { RawClient(path: socket) })
         let hello = client.read(until: { !$0.isEmpty }).first ?? ""
-        #expect(hello.contains("\"browRaise\""), "\(hello)")
-        try Data(#"{"analyzers": [{"event": "frown", "value": "browDownLeft", "enter": 0.5, "exit": 0.3}]}"#.utf8)
-            .write(to: home.appendingPathComponent("winkd/config.json"))
+        try change()
         kill(daemon.processIdentifier, SIGHUP)
         let lines = client.read(until: { $0.contains { $0.contains("reload_ok") || $0.contains("reload_failed") } })
+        try then(socket)
+        return (hello, lines)
+    }
+
+    /// winkd started without `--config` reads the default file, and a SIGHUP reads it again.
+    @Test func theDefaultFileIsReadAndReloaded() throws {
+        let home = try configHome(
+            #"{"analyzers": [{"event": "browRaise", "value": "browInnerUp", "enter": 0.5, "exit": 0.3}]}"#)
+        let (hello, lines) = try reload(home: home) {
+            try Data(#"{"analyzers": [{"event": "frown", "value": "browDownLeft", "enter": 0.5, "exit": 0.3}]}"#.utf8)
+                .write(to: home.appendingPathComponent("winkd/config.json"))
+        } then: { socket in
+            let again = try #require(RawClient(path: socket))
+            #expect(again.read(until: { !$0.isEmpty }).first?.contains("\"frown\"") == true)
+        }
+        #expect(hello.contains("\"browRaise\""), "\(hello)")
         #expect(lines.contains { $0.contains("\"reload_ok\"") && $0.contains("config.json") }, "\(lines)")
-        let again = try #require(RawClient(path: socket))
-        #expect(again.read(until: { !$0.isEmpty }).first?.contains("\"frown\"") == true)
     }
 
     /// A newcomer's finding: with a default profile.json and no configuration file, a reload said "no
@@ -104,18 +117,7 @@ struct ConfigurationAndStatusTests {
             "-o", profile.path,
         ])
         #expect(calibrated.status == 0, "\(calibrated.stderr)")
-        let socket = try Binaries.temporaryDirectory().appendingPathComponent("s.sock").path
-        let daemon = winkd(
-            ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop"], home: home)
-        try daemon.run()
-        defer {
-            daemon.terminate()
-            daemon.waitUntilExit()
-        }
-        let client = try #require(Wait.value { RawClient(path: socket) })
-        _ = client.read(until: { !$0.isEmpty })
-        kill(daemon.processIdentifier, SIGHUP)
-        let lines = client.read(until: { $0.contains { $0.contains("reload_ok") || $0.contains("reload_failed") } })
+        let lines = try reload(home: home).lines
         #expect(
             lines.contains {
                 $0.contains("\"reload_ok\"")
