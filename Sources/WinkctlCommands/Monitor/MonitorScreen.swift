@@ -40,6 +40,21 @@ enum MonitorScreen {
     /// The whole screen for `state` on a `rows` x `columns` terminal at monotonic time `now`. A terminal
     /// smaller than `minimumSize` gets one line asking for a larger one (until it is resized), not a
     /// garbled view.
+    /// The title for `room` columns: "winkd monitor  SOURCE  STATE  RELOAD". The states come first: the source
+    /// name is shortened ("…" at its end) to leave them room, then "winkd monitor" goes (at 80 columns a
+    /// `reload_failed` was cut off, and a long file name hid the source's state too).
+    static func title(_ state: MonitorState, room: Int) -> String {
+        let source = state.source.map { ($0 as NSString).lastPathComponent } ?? state.socket
+        let states = (state.sourceState ?? "") + (state.otherState.map { "  \($0)" } ?? "")
+        func shortened(_ name: String, to width: Int) -> String {
+            name.count <= width ? name : width <= 0 ? "" : String(name.prefix(width - 1)) + "…"
+        }
+        let prefix = "winkd monitor  "
+        let spare = room - prefix.count - 2 - states.count
+        if spare >= min(source.count, 8) { return prefix + shortened(source, to: spare) + "  " + states }
+        return shortened(source, to: max(0, room - 2 - states.count)) + "  " + states
+    }
+
     static func layout(_ state: MonitorState, rows: Int, columns: Int, now: Double, paused: Bool) -> [Text] {
         guard rows > 0, columns > 0 else { return [] }
         var out: [Text] = []
@@ -54,11 +69,9 @@ enum MonitorScreen {
         }
 
         // Title bar and the daemon's numbers.
-        let source = state.source.map { ($0 as NSString).lastPathComponent } ?? state.socket
-        let title = "winkd monitor  \(source)  \(state.sourceState ?? "")"
-            + (state.otherState.map { "  \($0)" } ?? "")
         let keys = paused ? "PAUSED (p resumes)  q quit" : "q quit  p pause  c clear"
-        put(0, 0, pad(title, to: max(0, columns - keys.count - 1)) + " " + keys, .header)
+        put(0, 0, pad(title(state, room: max(0, columns - keys.count - 1)), to: max(0, columns - keys.count - 1))
+                + " " + keys, .header)
         var numbers = String(format: "%.1f fps  ", state.framesPerSecond(now: now))
         numbers += state.latencyMilliseconds.map { String(format: "latency %.1f ms  ", $0) } ?? "latency -  "
         numbers += "clients \(state.clients.map(String.init) ?? "-")  "
