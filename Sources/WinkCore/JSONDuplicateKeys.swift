@@ -21,7 +21,9 @@ public enum JSONDuplicateKeys {
     /// the zero bytes of its first character tell which); it is scanned as UTF-8.
     public static func find(in data: Data) -> [String] {
         var scanner = Scanner(bytes: utf8(data))
-        scanner.oneLine = !scanner.bytes.contains(0x0A) && !scanner.bytes.contains(0x0D)
+        // One line of text, with or without its final line break (as nearly every file ends).
+        let text = scanner.bytes.reversed().drop { $0 == 0x0A || $0 == 0x0D || $0 == 0x20 || $0 == 0x09 }
+        scanner.oneLine = !text.contains(0x0A) && !text.contains(0x0D)
         scanner.skipSpace()
         scanner.value(path: "")
         return scanner.found

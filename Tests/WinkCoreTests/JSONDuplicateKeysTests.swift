@@ -16,6 +16,8 @@ struct JSONDuplicateKeysTests {
             "analyzers[1].enter: given twice in one object; JSON keeps only one of them"
         ])
         #expect(find(#"{"x": {"y": {"z": 1, "z": 2}}}"#).first?.hasPrefix("x.y.z: given twice") == true)
+        // A one-line file ends with a line break: still one line (it said "(lines 1 and 1)").
+        #expect(find("{\"a\": 1, \"a\": 2}\n") == ["a: given twice in one object; JSON keeps only one of them"])
         // Both on the first line of several: the line is said (only text of one line goes without).
         #expect(find("{\"a\": 1, \"a\": 2,\n\"b\": 3}") == [
             "a: given twice in one object (lines 1 and 1); JSON keeps only one of them"
