@@ -54,7 +54,16 @@ extension ModelTests {
             } catch let e as UsageError {
                 #expect(
                     e.description.hasPrefix("calibrate: --segments: neutral=0-100 runs past the end of ")
-                        && e.description.hasSuffix("(its last frame is at 2.4 s)"), "\(e)")
+                        && e.description.hasSuffix("(its last frame is at 2.367 s)"), "\(e)")
+            }
+            // Between the last two frames' times (a second pass's finding: "no usable face", 65).
+            do {
+                _ = try recordProfile("single_face.mp4", "neutral=0-1,smile=2.35-2.36")
+                Issue.record("a segment without a frame was taken")
+            } catch let e as UsageError {
+                #expect(
+                    e.description.hasPrefix("calibrate: --segments: smile=2.35-2.36 holds no frame of ")
+                        && e.description.hasSuffix("(a frame every 0.033 s)"), "\(e)")
             }
             var said: [String] = []
             _ = try CalibrateCommand.record(

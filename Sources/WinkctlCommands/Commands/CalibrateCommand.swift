@@ -133,6 +133,7 @@ enum CalibrateCommand {
         let end = segments.map(\.end).max() ?? 0
         var start: Double?
         var last: (time: Double, interval: Double)?
+        var framesIn = [Int](repeating: 0, count: segments.count)  // frames whose time each segment holds
         var prompted = -1
         if secondsPerStep != nil { say("calibrate: \(segments.count) steps; follow the prompts, face the camera") }
         while let info = try source.read(into: buffer) {
@@ -140,6 +141,7 @@ enum CalibrateCommand {
             start = first
             let t = secondsPerStep == nil ? info.time : info.time - first
             last = (t, last.map { t - $0.time } ?? 0)
+            for (i, segment) in segments.enumerated() where segment.contains(t) { framesIn[i] += 1 }
             if let s = secondsPerStep {
                 let step = Int(t / s)
                 if step != prompted && step < segments.count {
@@ -169,7 +171,15 @@ enum CalibrateCommand {
                 throw UsageError(
                     "calibrate: \(segmentsOrigin): " + past.map(\.description).joined(separator: ", ")
                         + " \(past.count == 1 ? "runs" : "run") past the end of \(source.name) "
-                        + "(its last frame is at \(formatSeconds(last.time)) s)")
+                        + "(its last frame is at \(String(format: "%.3f", last.time)) s)")
+            }
+            // Between two frames ("neutral=2.39-2.4" with frames at 2.367 and 2.4 exclusive): nothing to learn.
+            let empty = segments.indices.filter { framesIn[$0] == 0 }.map { segments[$0].description }
+            if !empty.isEmpty {
+                throw UsageError(
+                    "calibrate: \(segmentsOrigin): " + empty.joined(separator: ", ")
+                        + " \(empty.count == 1 ? "holds" : "hold") no frame of \(source.name) "
+                        + "(a frame every \(String(format: "%.3f", last.interval)) s)")
             }
             var told: Set<CalibrationProfile.Step> = []
             for segment in segments where !told.contains(segment.step) {
