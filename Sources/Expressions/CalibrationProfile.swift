@@ -106,8 +106,8 @@ extension CalibrationProfile: Codable {
             for name in positive {
                 if let value = raw[name], !(value > 0) {
                     throw DecodingError.dataCorrupted(.init(
-                        codingPath: c.codingPath + [CodingKeys.neutral],
-                        debugDescription: "\(name): expected a positive number, got \(plainNumber(value))"))
+                        codingPath: c.codingPath + [CodingKeys.neutral, AnyKey(stringValue: name)],
+                        debugDescription: "expected a positive number, got \(plainNumber(value))"))
                 }
             }
         }

@@ -279,7 +279,8 @@ struct CalibrationProfileTests {
             ("eyeAspectLeft", 0.0, "expected a positive number"),
             ("mouthWidth", 0.0, "expected a positive number"),
             // It said "0 or more" of -0.3 and then refused 0 (a newcomer's finding): positive, both.
-            ("mouthWidth", -0.3, "expected a positive number, got -0.3"), ("foo", 1.0, "unknown key"),
+            ("mouthWidth", -0.3, "neutral.mouthWidth: expected a positive number, got -0.3"),
+            ("foo", 1.0, "unknown key"),
         ] {
             let e = try #require(try loadError(neutral: key, bad), "\(key) \(bad) accepted")
             #expect(
