@@ -41,6 +41,15 @@ struct InputDryRunTests {
         #expect(real.status == 78 && real.stderrLines == [line], "\(real.stderr)")
         let dry = try Binaries.run("winkctl", ["input", "--map", map.path, "--socket", socket, "--once", "--dry-run"])
         #expect(dry.status == 69 && dry.stderrLines.first == line, "\(dry.stderr)")
+        // A path: missing, or there but not a program.
+        let paths = [("/nonexistent/locker", "does not exist"), ("/etc/passwd", "is not an executable file")]
+        for (program, what) in paths {
+            try Data(#"{"mappings": [{"event": "blink", "action": {"command": ["\#(program)"]}}]}"#.utf8).write(to: map)
+            let r = try Binaries.run("winkctl", ["input", "--map", map.path, "--socket", socket, "--once"])
+            #expect(r.status == 78 && r.stderrLines == [
+                "winkctl: \(map.path): mappings[0].action.command: '\(program)' \(what)",
+            ], "\(r.stderr)")
+        }
     }
 
     /// Without `--socket`, `winkctl input` looks where winkd and `winkctl events` do (EventSocketPath.default),

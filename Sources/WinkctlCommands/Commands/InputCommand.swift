@@ -47,8 +47,9 @@ enum InputCommand {
         for (i, mapping) in map.mappings.enumerated() {
             guard case .command(let command) = mapping.action,
                   CommandSpawner.resolve(command[0], environment: environment) == nil else { continue }
-            let line = "\(mapPath): mappings[\(i)].action.command: '\(command[0])' "
-                + (command[0].contains("/") ? "is not an executable file" : "is not a program in PATH")
+            let what = !command[0].contains("/") ? "is not a program in PATH"
+                : FileManager.default.fileExists(atPath: command[0]) ? "is not an executable file" : "does not exist"
+            let line = "\(mapPath): mappings[\(i)].action.command: '\(command[0])' \(what)"
             printError("winkctl: \(line)")
             if !dryRun { return .configuration }
         }
