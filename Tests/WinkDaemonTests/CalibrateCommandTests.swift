@@ -48,22 +48,19 @@ extension ModelTests {
         /// A newcomer's finding: "neutral=0-100" on the 2.4 s clip, whose man smiles from 0.8 s, learned the
         /// smile as his neutral face (mouthWidth 0.752 against 0.526) without a word; one frame was taken too.
         @Test func segmentsPastTheEndAreRefusedAndAFewFramesAreSaid() throws {
-            do {
-                _ = try recordProfile("single_face.mp4", "neutral=0-100")
-                Issue.record("a segment past the end was taken")
-            } catch let e as UsageError {
-                #expect(
-                    e.description.hasPrefix("calibrate: --segments: neutral=0-100 runs past the end of ")
-                        && e.description.hasSuffix("(its last frame is at 2.367 s)"), "\(e)")
-            }
-            // Between the last two frames' times (a second pass's finding: "no usable face", 65).
-            do {
-                _ = try recordProfile("single_face.mp4", "neutral=0-1,smile=2.35-2.36")
-                Issue.record("a segment without a frame was taken")
-            } catch let e as UsageError {
-                #expect(
-                    e.description.hasPrefix("calibrate: --segments: smile=2.35-2.36 holds no frame of ")
-                        && e.description.hasSuffix("(a frame every 0.033 s)"), "\(e)")
+            for (segments, prefix, suffix) in [
+                ("neutral=0-100", "neutral=0-100 runs past the end of ", "(its last frame is at 2.367 s)"),
+                // Between the last two frames' times (a second pass's finding: "no usable face", 65).
+                ("neutral=0-1,smile=2.35-2.36", "smile=2.35-2.36 holds no frame of ", "(a frame every 0.033 s)"),
+            ] {
+                do {
+                    _ = try recordProfile("single_face.mp4", segments)
+                    Issue.record("\(segments) was taken")
+                } catch let e as UsageError {
+                    #expect(
+                        e.description.hasPrefix("calibrate: --segments: " + prefix) && e.description.hasSuffix(suffix),
+                        "\(e)")
+                }
             }
             var said: [String] = []
             _ = try CalibrateCommand.record(
