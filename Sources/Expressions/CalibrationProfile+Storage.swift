@@ -48,32 +48,29 @@ extension CalibrationProfile {
         }
         do {
             return try decode(data)
-        } catch {
-            // JSONDecoder says "The given data was not valid JSON." without where; JSONSerialization says.
-            if case DecodingError.dataCorrupted(let context) = error, context.codingPath.isEmpty {
-                do { _ = try JSONSerialization.jsonObject(with: data) } catch {
-                    throw CalibrationProfileError(
-                        .corrupt, subject: path,
-                        reason: "not a valid calibration profile: not valid JSON (\(describeJSONError(error)))")
-                }
-            }
+        } catch let error as DecodingError {
             throw CalibrationProfileError(
                 .corrupt, subject: path, reason: "not a valid calibration profile: \(describe(error))")
+        } catch {
+            // JSONSerialization's error (`decode`): where and what.
+            throw CalibrationProfileError(
+                .corrupt, subject: path,
+                reason: "not a valid calibration profile: not valid JSON (\(describeJSONError(error)))")
         }
     }
 
     /// Decodes profile JSON.
-    /// - Throws: `DecodingError` (or Foundation's JSON error) for anything but a valid profile.
+    /// - Throws: `DecodingError` for a profile that breaks its rules; JSONSerialization's error (where and
+    ///   what) for text that is not JSON.
     public static func decode(_ data: Data) throws -> CalibrationProfile {
         do {
             return try JSONDecoder().decode(CalibrationProfile.self, from: data)
         } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
-            // JSONDecoder calls a number too small for a Double (1e-400) "not valid JSON", with no key;
-            // JSONSerialization reads it as 0. Read that way, it is checked (and named) as any other number.
-            guard let object = try? JSONSerialization.jsonObject(with: data),
-                  let normalised = try? JSONSerialization.data(withJSONObject: object)
-            else { throw DecodingError.dataCorrupted(context) }
-            return try JSONDecoder().decode(CalibrationProfile.self, from: normalised)
+            // JSONDecoder says "not valid JSON" with no key or reason, also of a number too small for a Double
+            // (1e-400). JSONSerialization either says why the text is not JSON (its error is thrown) or reads
+            // that number as 0, and the profile is decoded from its reading: checked and named as any other.
+            let reading = try JSONSerialization.data(withJSONObject: JSONSerialization.jsonObject(with: data))
+            return try JSONDecoder().decode(CalibrationProfile.self, from: reading)
         }
     }
 

@@ -37,10 +37,7 @@ extension InputMap {
             root = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
             // JSONDecoder says only "not valid JSON"; JSONSerialization says where and what.
-            var problem = "not valid JSON"
-            do { _ = try JSONSerialization.jsonObject(with: data) } catch {
-                problem += " (\(describeJSONError(error)))"
-            }
+            let problem = invalidJSONReason(data) ?? "not valid JSON"
             throw InputError(.invalidMap(problems: [problem]), subject: path, reason: problem)
         }
         var problems = JSONDuplicateKeys.find(in: data)

@@ -120,11 +120,9 @@ public struct OverlayLayout: Sendable, Equatable {
         } catch let error as DecodingError {
             // JSONDecoder says only "not valid JSON"; JSONSerialization says where and what ("Unexpected end of
             // file", "Number 1e999 is not representable in Swift.").
-            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
-                do { _ = try JSONSerialization.jsonObject(with: json) } catch {
-                    throw OverlayError(
-                        .badLayout, subject: name, reason: "not valid JSON (\(describeJSONError(error)))")
-                }
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+               let reason = invalidJSONReason(json) {
+                throw OverlayError(.badLayout, subject: name, reason: reason)
             }
             throw OverlayError(.badLayout, subject: name, reason: Self.describe(error))
         } catch {

@@ -223,3 +223,15 @@ public func describeJSONError(_ error: Error) -> String {
     let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
     return text.replacingOccurrences(of: "\n", with: " ")
 }
+
+/// "not valid JSON (where and what)" when JSONSerialization cannot read `data`, else nil. For the files read
+/// with JSONDecoder, which says only "The given data was not valid JSON." (no place, no reason): called once
+/// it has failed, to say why.
+public func invalidJSONReason(_ data: Data) -> String? {
+    do {
+        _ = try JSONSerialization.jsonObject(with: data)
+        return nil
+    } catch {
+        return "not valid JSON (\(describeJSONError(error)))"
+    }
+}
