@@ -67,7 +67,6 @@ public struct CommandSpawner: Sendable {
     /// - Throws: `Errno` with the code posix_spawnp returned (ENOENT for an unknown program).
     @discardableResult
     public func spawn(_ command: [String]) throws -> pid_t {
-        reapFinished()
         var cArgs: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) }
         cArgs.append(nil)
         defer { for arg in cArgs { free(arg) } }
@@ -99,11 +98,5 @@ public struct CommandSpawner: Sendable {
             if runnable(candidate) { return candidate }
         }
         return nil
-    }
-
-    /// Collects every finished child (`waitpid(-1, WNOHANG)`), so spawned commands leave no zombies.
-    public func reapFinished() {
-        var status: Int32 = 0
-        while waitpid(-1, &status, WNOHANG) > 0 {}
     }
 }

@@ -171,13 +171,13 @@ public struct ConfigurationReport: Sendable {
         "analyzers.suppressedBy": "event names",
     ]
 
-    /// A Codable value's JSON object, as `JSONSerialization` reads it back.
     /// Permission bits as the file gives them: four octal digits ("0600", "0660"; it printed 0 as "00").
     static func octal(_ mode: UInt32) -> String {
         let digits = String(mode, radix: 8)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
+    /// A Codable value's JSON object, as `JSONSerialization` reads it back.
     private static func object(_ value: some Encodable) -> [String: Any] {
         guard let data = try? JSONEncoder().encode(value),
             let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]

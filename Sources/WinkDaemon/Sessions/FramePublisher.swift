@@ -116,9 +116,15 @@ final class FramePublisher: @unchecked Sendable {
     /// Ends a present face with `faceLost` (the source went away, closed or is replaced), dated at the last
     /// frame and stamped now, and starts tracking afresh.
     func endFace() {
+        send(pipeline.endFace(at: lastFrameNow()))
+    }
+
+    /// The last frame processed, stamped now: what happens between frames (the source ending, a reload) is
+    /// dated at it.
+    private func lastFrameNow() -> FrameInfo {
         var info = lastInfo
         info.monotonicNanoseconds = environment.clock.nanoseconds()
-        send(pipeline.endFace(at: info))
+        return info
     }
 
     /// The recording ended: a face already unseen (within its grace, or behind dark frames) is lost, dated
@@ -150,9 +156,7 @@ final class FramePublisher: @unchecked Sendable {
     ) {
         if configuration.overlayDevice != self.configuration.overlayDevice || renderer == nil { closeOutput() }
         outputFailed = false
-        var info = lastInfo
-        info.monotonicNanoseconds = environment.clock.nanoseconds()
-        pipeline = makePipeline(pipeline, info)
+        pipeline = makePipeline(pipeline, lastFrameNow())
         send(pipeline.engine.events)
         self.configuration = configuration
         self.renderer = renderer
