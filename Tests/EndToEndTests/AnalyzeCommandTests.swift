@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WinkCore
 
@@ -152,5 +153,44 @@ struct ModelFileTests {
             let pose = try #require(line["headPose"] as? [String: Double])
             #expect(Set(pose.keys) == ["yaw", "pitch", "roll"] && pose.values.allSatisfy { abs($0) <= 180 })
         }
+    }
+
+    /// Ctrl-C on `winkctl analyze clip > events.ndjson` lost every line already analysed (0 lines, exit 130,
+    /// after 450 of 720 frames): they waited in a 64 KiB buffer, which is also how they reached a pipe, in
+    /// bursts. Lines now go out within `LineWriter.flushInterval`, and a stop writes what is left after the
+    /// frame under way, says so and exits 128 + the signal.
+    @Test func aStopKeepsTheLinesOfTheFramesAnalysed() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let output = dir.appendingPathComponent("events.ndjson")
+        let errors = dir.appendingPathComponent("stderr.txt")
+        try #require(FileManager.default.createFile(atPath: output.path, contents: nil))
+        try #require(FileManager.default.createFile(atPath: errors.path, contents: nil))
+        let p = Process()
+        p.executableURL = Binaries.directory.appendingPathComponent("winkctl")
+        // 20 s of video (600 frames), several seconds to analyse: the faceFound line of frame 0 must reach the
+        // file long before the end.
+        p.arguments = ["analyze", Binaries.fixture("people/video/liveportrait_d9.mp4"), "--quiet"]
+        p.standardOutput = try FileHandle(forWritingTo: output)
+        p.standardError = try FileHandle(forWritingTo: errors)
+        try p.run()
+        let printed = Wait.until { ((try? Data(contentsOf: output)) ?? Data()).contains(UInt8(ascii: "\n")) }
+        kill(p.processIdentifier, SIGINT)
+        #expect(Wait.forExit(p))
+        #expect(printed, "no line reached the file while analyze ran")
+        #expect(p.terminationStatus == 130)
+        let said = try String(contentsOf: errors, encoding: .utf8)
+        let head = "analyze: stopped by SIGINT after frame ", tail = "; the lines of the frames before were written\n"
+        #expect(said.hasPrefix(head) && said.hasSuffix(tail), "\(said)")
+        let lastFrame = try #require(Int(said.dropFirst(head.count).dropLast(tail.count)), "\(said)")
+        #expect(lastFrame < 599, "the run had ended before the signal: \(said)")
+        let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n")
+        let events = try lines.map { try JSONDecoder().decode(ExpressionEvent.self, from: Data($0.utf8)) }
+        #expect(events.first?.event == "faceFound" && events.first?.frame == 0, "\(lines)")
+        #expect(events.allSatisfy { $0.frame <= lastFrame })
+        // Every line the same recording gives up to that frame, no fewer.
+        let whole = try Binaries.run("winkctl", ["analyze", Binaries.fixture("people/video/liveportrait_d9.mp4")])
+        let expected = try whole.stdoutLines.map { try JSONDecoder().decode(ExpressionEvent.self, from: Data($0.utf8)) }
+        #expect(events.map(\.frame) == expected.filter { $0.frame <= lastFrame }.map(\.frame))
     }
 }

@@ -8,7 +8,9 @@ import WinkCore
 import WinkDaemon
 
 /// `winkctl analyze FILE`: the daemon's pipeline on a recording or image, as fast as possible, printing
-/// the event lines (NDJSON) to stdout.
+/// the event lines (NDJSON) to stdout. Lines reach stdout at least every `LineWriter.flushInterval`; a stop by
+/// SIGINT, SIGTERM or SIGHUP ends the run after the frame under way, with every line of the frames analysed
+/// written (exit 128 + the signal); a reader that goes away (`| head`) ends it with exit 0.
 enum AnalyzeCommand {
     static let command = WinkctlMain.Command(
         spec: CommandSpec(
@@ -62,24 +64,39 @@ enum AnalyzeCommand {
         let progress = RunProgress(command: "analyze", quiet: quiet)
         progress.begin(file, expectedFrames: source.expectedFrameCount)
         var lastFrame = -1
-        try pipeline.run(source, buffer: buffer) { info, face in
-            // The closing call (a face that had just gone) repeats the last frame: its events count, not it.
-            if info.index != lastFrame {
-                progress.frame(face: face != nil, events: 0)
-                lastFrame = info.index
+        StopSignals.install()
+        do {
+            try pipeline.run(source, buffer: buffer) { info, face in
+                // The closing call (a face that had just gone) repeats the last frame: its events count, not it.
+                if info.index != lastFrame {
+                    progress.frame(face: face != nil, events: 0)
+                    lastFrame = info.index
+                }
+                progress.frame(events: pipeline.engine.events.filter(\.isOccurrence).count)
+                plot?.add(
+                    time: info.time, coefficients: pipeline.engine.faceInFrame ? pipeline.engine.coefficients : nil,
+                    events: pipeline.engine.events, traces: pipeline.engine.table.traces)
+                if withCoefficients, let line = pipeline.coefficientsLine(info: info) {
+                    try out.write(try encoder.line(line))
+                }
+                if withMeasures, let face { try out.write(try encoder.line(measuresLine(info, face, pipeline))) }
+                if withEyeFeatures, let face, let eyes = EyeStateFeatures.of(face.landmarks, in: buffer) {
+                    let line = EyeFeaturesLine(frame: info.index, left: eyes.left, right: eyes.right)
+                    try out.write(try encoder.line(line))
+                }
+                for event in pipeline.engine.events { try out.write(try encoder.line(event)) }
+                try out.flushIfDue()
+                if let signal = StopSignals.caught { throw PendingOutput.Stopped(signal: signal) }
             }
-            progress.frame(events: pipeline.engine.events.filter(\.isOccurrence).count)
-            plot?.add(
-                time: info.time, coefficients: pipeline.engine.faceInFrame ? pipeline.engine.coefficients : nil,
-                events: pipeline.engine.events, traces: pipeline.engine.table.traces)
-            if withCoefficients, let line = pipeline.coefficientsLine(info: info) {
-                try out.write(try encoder.line(line))
-            }
-            if withMeasures, let face { try out.write(try encoder.line(measuresLine(info, face, pipeline))) }
-            if withEyeFeatures, let face, let eyes = EyeStateFeatures.of(face.landmarks, in: buffer) {
-                try out.write(try encoder.line(EyeFeaturesLine(frame: info.index, left: eyes.left, right: eyes.right)))
-            }
-            for event in pipeline.engine.events { try out.write(try encoder.line(event)) }
+        } catch let stopped as PendingOutput.Stopped {
+            // Between frames: every line of the frames analysed is out; the recording's rest is not read.
+            try out.flush()
+            progress.clear()
+            let plotNote = plotPath.map { "; no plot written, \($0) was left as it was" } ?? ""
+            printError(
+                "analyze: stopped by \(StopSignals.name(stopped.signal)) after frame \(lastFrame); "
+                    + "the lines of the frames before were written\(plotNote)")
+            exit(128 + stopped.signal)
         }
         try out.flush()
         progress.warnIfDamaged(source)
@@ -106,13 +123,20 @@ struct EyeFeaturesLine: Encodable {
     var right: [Float]
 }
 
-/// Buffered stdout writer for NDJSON lines (one `write(2)` per 64 KiB or per flush).
+/// Buffered stdout writer for NDJSON lines: one `write(2)` per 64 KiB or per flush, and at least every
+/// `flushInterval` when the writer calls `flushIfDue()` once a frame, so a reader of a pipe sees lines as they
+/// come, not in 64 KiB bursts, and the writer finds out soon that nobody reads.
 ///
 /// A reader that goes away (`winkctl analyze clip.mp4 | head`) ends the program quietly with exit 0, as
 /// a pipeline's producer does; any other write error (a full disk) throws `OutputError` (exit 74).
+/// Not thread-safe.
 final class LineWriter {
+    /// Longest time (seconds) a line waits in the buffer when `flushIfDue()` is called once a frame.
+    static let flushInterval = 0.2
     private var pending = Data()
     private let descriptor: Int32
+    /// When the buffer was last written out (CLOCK_MONOTONIC_COARSE, seconds).
+    private var flushedAt = LineWriter.now()
 
     init(descriptor: Int32 = STDOUT_FILENO) { self.descriptor = descriptor }
 
@@ -122,8 +146,22 @@ final class LineWriter {
         if pending.count >= 65_536 { try flush() }
     }
 
+    /// Writes the buffer out if it holds lines and `flushInterval` has passed since the last write.
+    /// - Throws: `OutputError` when standard output cannot be written.
+    func flushIfDue() throws {
+        if !pending.isEmpty, Self.now() - flushedAt >= Self.flushInterval { try flush() }
+    }
+
+    /// The coarse monotonic clock (a few ns a call, a few ms of resolution: enough for `flushInterval`).
+    private static func now() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
+    }
+
     /// - Throws: `OutputError` when standard output cannot be written.
     func flush() throws {
+        flushedAt = Self.now()
         guard !pending.isEmpty else { return }
         defer { pending.removeAll(keepingCapacity: true) }
         try pending.withUnsafeBytes { raw in

@@ -5,10 +5,6 @@ import Overlay
 import WinkCore
 import WinkDaemon
 
-/// The signal (SIGINT, SIGTERM, SIGHUP) that asked `winkctl overlay` to stop, 0 until one did; polled once a
-/// frame, so the partly written output is removed and the file already at OUTPUT stays.
-private var overlayStopSignal: sig_atomic_t = 0
-
 /// `winkctl overlay --layout L.json INPUT -o OUTPUT [--model FILE]`: draws a face layout on every face of a
 /// still image (written as PNG or JPEG) or of every frame of a video (written with the same size, frame count
 /// and rate: .mp4, .m4v, .mov and .mkv as H.264 with the input's audio copied, .avi as Motion JPEG). `winkctl overlay
@@ -92,16 +88,9 @@ enum OverlayCommand {
         var videoSize: (width: Int, height: Int)?
         let progress = RunProgress(command: "overlay", quiet: quiet)
         progress.begin(input, expectedFrames: source.expectedFrameCount)
-        // Caught, and unblocked: a parent's blocked mask is inherited (a test runner's thread), and a blocked
-        // SIGINT would let the run finish as if nothing had been asked.
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
-            signal(signalNumber) { overlayStopSignal = $0 }
-            sigaddset(&stopSignals, signalNumber)
-        }
-        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
-        PendingOutput.stopRequested = { _ in overlayStopSignal != 0 ? overlayStopSignal : nil }
+        // Polled once a frame, so the partly written output is removed and the file already at OUTPUT stays.
+        StopSignals.install()
+        PendingOutput.stopRequested = { _ in StopSignals.caught }
         let summary: OverlayRunSummary
         do {
             summary = try OverlayRun.run(
@@ -118,7 +107,7 @@ enum OverlayCommand {
                 },
                 readBack: { try VideoFileSource(path: $0) }
             ) { buffer in
-                if overlayStopSignal != 0 { throw PendingOutput.Stopped(signal: overlayStopSignal) }
+                if let signal = StopSignals.caught { throw PendingOutput.Stopped(signal: signal) }
                 let faces = try tracker.detectAll(buffer, upsample: upsample)
                 progress.frame(face: !faces.isEmpty, events: 0)
                 return faces
@@ -128,8 +117,7 @@ enum OverlayCommand {
             let signal = stopped.signal
             progress.clear()
             video = nil  // the writer's temporary file is removed as it goes
-            let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][signal] ?? "a signal"
-            printError("overlay: stopped by \(name); \(output) was left as it was")
+            printError("overlay: stopped by \(StopSignals.name(signal)); \(output) was left as it was")
             exit(128 + signal)
         }
         progress.clear()
