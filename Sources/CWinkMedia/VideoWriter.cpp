@@ -30,6 +30,28 @@ struct CopiedStream {
     int64_t shift = 0;  // subtracted from the input's timestamps (the input video's start, in this stream's base)
 };
 
+/// Whether `oformat` takes a stream of these parameters copied as they are, asked of FFmpeg itself: a scratch
+/// muxer of that format with that one stream, writing to memory, is initialised (its checks of codecs run
+/// there). avformat_query_codec says yes to FLAC in MP4 (muxed only with -strict experimental) and to FLAC
+/// and Opus in QuickTime (refused when the header is written), which failed the whole output.
+bool format_takes(const AVOutputFormat *oformat, const AVCodecParameters *parameters, AVRational time_base) {
+    AVFormatContext *probe = nullptr;
+    if (avformat_alloc_output_context2(&probe, oformat, nullptr, nullptr) < 0 || !probe) return false;
+    bool takes = false;
+    AVStream *stream = avformat_new_stream(probe, nullptr);
+    if (stream && avcodec_parameters_copy(stream->codecpar, parameters) >= 0 && avio_open_dyn_buf(&probe->pb) >= 0) {
+        stream->codecpar->codec_tag = 0;
+        stream->time_base = time_base;
+        takes = avformat_init_output(probe, nullptr) >= 0;
+        uint8_t *written = nullptr;
+        avio_close_dyn_buf(probe->pb, &written);
+        av_free(written);
+        probe->pb = nullptr;
+    }
+    avformat_free_context(probe);  // also the muxer's deinit, when it was initialised
+    return takes;
+}
+
 }  // namespace
 
 /// One file being written: the muxer, the video encoder with its BGR24 -> YUV conversion, and the input
@@ -137,6 +159,7 @@ struct wm_writer {
             AVStream *in = audio_input->streams[i];
             if (in->codecpar->codec_type != AVMEDIA_TYPE_AUDIO) continue;
             if (avformat_query_codec(format->oformat, in->codecpar->codec_id, FF_COMPLIANCE_NORMAL) != 1) continue;
+            if (!format_takes(format->oformat, in->codecpar, in->time_base)) continue;
             AVStream *out = avformat_new_stream(format, nullptr);
             if (!out || avcodec_parameters_copy(out->codecpar, in->codecpar) < 0) continue;
             out->codecpar->codec_tag = 0;
