@@ -86,6 +86,17 @@ struct LabelsTests {
         try Data((ok + "\n" + #"{"event":"blink","phase":"occurred","frame":3,"time":0.1}"# + "\n").utf8).write(to: url)
         #expect(throws: LabelsError(path: url.path, reason: #"line 2: no "type" (an event line has "type":"event")"#,
                                     exitCode: .dataError)) { try EvaluateCommand.recordedEvents(url.path) }
+        // A key given twice was scored as one of its values; after blank lines, the line named was the count of
+        // lines with text (line 2 for the fourth). Both as a newcomer wrote them.
+        let twice = #"{"type":"event","event":"faceFound","frame":0,"time":0,"event":"smile"}"#
+        try Data((ok + "\n\n \t\r\n" + twice + "\n").utf8).write(to: url)
+        #expect(throws: LabelsError(path: url.path, reason: "line 4: event: given twice in one object; JSON keeps "
+                                    + "only one of them", exitCode: .dataError)) {
+            try EvaluateCommand.recordedEvents(url.path)
+        }
+        try Data((ok + "\n\n\n" + #"{"type":"event","event":"smile","frame":3}"# + "\n").utf8).write(to: url)
+        #expect(throws: LabelsError(path: url.path, reason: "line 4: time: expected seconds, 0 or more",
+                                    exitCode: .dataError)) { try EvaluateCommand.recordedEvents(url.path) }
         // A type winkd never sends ("Event") is skipped, and said (on stderr), not refused.
         try Data((ok + "\n" + #"{"type":"Event","event":"blink","frame":3,"time":0.1}"# + "\n").utf8).write(to: url)
         #expect(try EvaluateCommand.recordedEvents(url.path).count == 1)

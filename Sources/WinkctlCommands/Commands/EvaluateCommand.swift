@@ -268,10 +268,15 @@ enum EvaluateCommand {
                            + listed.joined(separator: ", ") + " (only \"type\":\"event\" lines are scored)")
             }
         }
-        for (number, line) in data.split(separator: 0x0A).enumerated()
-        where !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) {
+        // Blank lines count (an editor's line numbers), and are skipped.
+        for (number, line) in data.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated()
+        where !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
                 throw LabelsError(path: path, reason: "line \(number + 1): not a JSON object", exitCode: .dataError)
+            }
+            // {"event":"faceFound",...,"event":"smile"} was scored as one of them, as labels files are not.
+            if let repeated = JSONDuplicateKeys.find(in: Data(line)).first {
+                throw LabelsError(path: path, reason: "line \(number + 1): \(repeated)", exitCode: .dataError)
             }
             // Lines without a type, or of a type winkd never sends ("Event"), were skipped without a word.
             guard let type = object["type"] as? String else {
