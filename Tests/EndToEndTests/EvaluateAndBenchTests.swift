@@ -128,6 +128,31 @@ struct EvaluateAndBenchTests {
         #endif
     }
 
+    /// A newcomer's findings: `bench` on a missing or empty file loaded the model first and printed "model load:
+    /// ..." on stdout before its error line; `--clients 0` printed "received per client: " and nothing; a
+    /// truncated recording was timed without the warning analyze gives.
+    @Test func benchRefusesABadFileBeforeItsReportAndSaysWhatItMeasured() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let empty = dir.appendingPathComponent("zero.mp4").path
+        try #require(FileManager.default.createFile(atPath: empty, contents: Data()))
+        for (file, status) in [(dir.appendingPathComponent("none.mp4").path, Int32(66)), (empty, 65)] {
+            let r = try Binaries.run("winkctl", ["bench", file])
+            #expect(r.status == status && r.stdout.isEmpty, "\(r.stdout)")
+            #expect(r.stderrLines.filter { !$0.hasPrefix("!!") && !$0.allSatisfy { $0 == "!" } }.count == 1,
+                    "\(r.stderr)")
+        }
+        let none = try Binaries.run("winkctl", ["bench", Binaries.fixture("video/single_face.mp4"), "--clients", "0"])
+        #expect(none.stdoutLines.contains("lines published: 75; no client (--clients 0)"), "\(none.stdout)")
+        let whole = try Data(contentsOf: URL(fileURLWithPath: Binaries.fixture("people/video/tpsmm_driving_vox.mp4")))
+        let cut = dir.appendingPathComponent("cut.mp4").path
+        try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: cut))
+        let damaged = try Binaries.run("winkctl", ["bench", cut, "--rounds", "2", "--quiet"])
+        #expect(damaged.status == 0, "\(damaged.stderr)")
+        let said = damaged.stderrLines.filter { $0.hasPrefix("bench: \(cut): ") && $0.contains("(truncated?)") }
+        #expect(said.count == 1, "said once, not per round: \(damaged.stderr)")
+    }
+
     /// Rounds alternate ours and the reference's; both ratios come from the reference's own figures.
     @Test func benchRoundsQuoteBothRatiosAndTheirMedian() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")

@@ -84,6 +84,10 @@ enum BenchCommand {
                 to: STDERR_FILENO)
         #endif
 
+        // A file that is missing or not a video is one line (66, 65) before anything else: not after the model
+        // has loaded and "model load: ..." has been printed as if a report had begun.
+        _ = try openMediaFile(path: file)
+
         if let daemon {
             let report = try runDaemon(
                 daemon, file: file, clients: clientCount, seconds: Double(seconds),
@@ -118,7 +122,7 @@ enum BenchCommand {
             var figures = try measure(
                 pipeline: pipeline, file: file, repeats: repeats, clients: clientCount,
                 eventNames: [EventName.faceFound, EventName.faceLost] + options.configuration.analyzers.map(\.event),
-                progress: progress)
+                progress: progress, sayDamage: round == 1)
             progress.clear()
             if rounds > 1 { say("round \(round):") }
             if !json { print(figures.text(file: file), terminator: "") }
@@ -213,8 +217,11 @@ enum BenchCommand {
                     + String(format: " %9.3f %8.3f\n", stage.meanMs, stage.p99Ms)
             }
             text += String(format: "detections per 100 frames: %.1f\n", detectionsPer100Frames)
-            text += "lines published: \(linesPublished); received per client: "
-                + receivedPerClient.map(String.init).joined(separator: ",") + "\n"
+            text += "lines published: \(linesPublished); "
+                + (receivedPerClient.isEmpty
+                    ? "no client (--clients 0)"
+                    : "received per client: " + receivedPerClient.map(String.init).joined(separator: ","))
+                + "\n"
             return text
         }
     }
@@ -226,10 +233,11 @@ enum BenchCommand {
     }
 
     /// One timed run of `repeats` passes over `file` through `pipeline`, publishing to `clients` readers:
-    /// the round's figures (without the reference's, which the caller adds).
+    /// the round's figures (without the reference's, which the caller adds). With `sayDamage`, a damaged
+    /// recording is said on stderr after the first pass (`RunProgress.warnIfDamaged`).
     static func measure(
         pipeline: FramePipeline, file: String, repeats: Int, clients clientCount: Int,
-        eventNames: [String], progress: RunProgress? = nil
+        eventNames: [String], progress: RunProgress? = nil, sayDamage: Bool = true
     ) throws -> RoundJSON {
         // The fan-out: an in-process server on a temporary socket with N reading clients.
         let directory = try temporaryDirectory()
@@ -280,6 +288,8 @@ enum BenchCommand {
                 frames += 1
                 progress?.frame(face: face != nil, events: pipeline.engine.events.filter(\.isOccurrence).count)
             }
+            // A damaged recording is said once, as analyze says it; its decoded frames are still timed.
+            if pass == 0 && sayDamage { progress?.warnIfDamaged(source) }
         }
         let detections = pipeline.tracker.detections - detectionsBefore
         server.stop(reason: "bench finished")
