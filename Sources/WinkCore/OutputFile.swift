@@ -164,6 +164,11 @@ public final class PendingOutput {
             _ = releaseSignals()
             throw OutputFile.error(for: destination, errno: code)
         }
+        if existing != nil {
+            // The old file's owner and group too (a newcomer's root:daemon 0640 output became root:root): as far
+            // as this process may give them, the group alone when the owner cannot be kept.
+            if fchown(fd, st.st_uid, st.st_gid) != 0 { _ = fchown(fd, uid_t.max, st.st_gid) }
+        }
         if let existing { _ = fchmod(fd, existing) }  // the umask applied to open's mode; keep the old bits
         close(fd)
         Self.removeLeftovers(in: directory, stem: fullStem, extension: ext)

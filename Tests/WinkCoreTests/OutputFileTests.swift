@@ -97,6 +97,8 @@ import WinkCore
         let out = dir.appendingPathComponent("clip.mp4").path
         try #require(FileManager.default.createFile(atPath: out, contents: Data("old".utf8)))
         #expect(chmod(out, 0o640) == 0)
+        // Group 1 (daemon on Debian), which only root may give: the group kept is then checked too.
+        let group: gid_t? = chown(out, getuid(), 1) == 0 ? 1 : nil
 
         let failed = try PendingOutput(destination: out)
         #expect(failed.temporary.hasPrefix(dir.path + "/.clip.partial-") && failed.temporary.hasSuffix(".mp4"))
@@ -120,6 +122,7 @@ import WinkCore
         #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data("new".utf8))
         var st = stat()
         #expect(stat(out, &st) == 0 && st.st_mode & 0o777 == 0o640, "the old file's permission bits are kept")
+        if let group { #expect(st.st_gid == group && st.st_uid == getuid(), "the old file's group is kept") }
         #expect(try partials(in: dir).isEmpty)
     }
 
