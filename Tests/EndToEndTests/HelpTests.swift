@@ -93,6 +93,12 @@ import Testing
             let r = try Binaries.run("winkctl", [command])
             #expect(r.status == 64 && r.stderrLines.count == 1, "\(command): \(r.status) \(r.stderr)")
         }
+        // A shell without a script was asked "which shell?" as if none had been named (a newcomer's finding).
+        let tcsh = try Binaries.run("winkctl", ["completion", "tcsh"])
+        #expect(tcsh.status == 64)
+        #expect(tcsh.stderrLines == [
+            "winkctl: completion: no completion script for the shell 'tcsh' (there are scripts for bash, zsh and fish)"
+        ], "\(tcsh.stderr)")
     }
 }
 

@@ -37,8 +37,11 @@ enum CompletionCommand {
         let shell = args.positional()
         let program = args.positional() ?? "winkctl"
         try args.finish()
-        guard let shell, let kind = ShellCompletion.Shell(rawValue: shell) else {
-            throw UsageError("completion: which shell: bash, zsh or fish? \(command.usage)")
+        guard let shell else { throw UsageError("completion: which shell: bash, zsh or fish? \(command.usage)") }
+        guard let kind = ShellCompletion.Shell(rawValue: shell) else {
+            // "which shell: bash, zsh or fish?" to `completion tcsh` read as if nothing had been given.
+            throw UsageError(
+                "completion: no completion script for the shell '\(shell)' (there are scripts for bash, zsh and fish)")
         }
         guard let docs = ProgramDocs.named(program) else {
             throw UsageError("completion: PROGRAM is winkctl or winkd, got '\(program)'")
