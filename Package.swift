@@ -50,7 +50,7 @@ let package = Package(
                 linkerSettings: [.linkedLibrary("opencv_core"), .linkedLibrary("opencv_imgcodecs"),
                                  .linkedLibrary("opencv_videoio"), .linkedLibrary("stdc++")]),
         .target(name: "CWinkMedia", dependencies: ["CWinkCodecsLoader"], cxxSettings: cxxOptimise,
-                linkerSettings: openCV + ffmpeg + [.linkedLibrary("stdc++")]),
+                linkerSettings: openCV + ffmpeg + [.linkedLibrary("z"), .linkedLibrary("stdc++")]),
         // Tests only: OpenCV's VideoCapture, the yardstick for CWinkMedia's FFmpeg decoding.
         .target(name: "CVideoCaptureReference", cxxSettings: cxxOptimise,
                 linkerSettings: [.linkedLibrary("opencv_core"), .linkedLibrary("opencv_imgproc"),

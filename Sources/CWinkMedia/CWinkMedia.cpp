@@ -18,6 +18,10 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <vector>
+#include <zlib.h>  // crc32: PNG chunks
 #include <cmath>
 #include <memory>
 
@@ -487,6 +491,67 @@ wm_status wm_image_probe(const char *path, int *width, int *height, char *messag
     *width = img.cols;
     *height = img.rows;
     return WM_OK;
+}
+
+/// What is wrong with a PNG's chunk structure (PNG specification, 3rd edition, section 5.3: length, type,
+/// data, CRC-32 of type and data; the last chunk is IEND), or "" when it is whole.
+static std::string png_damage(const std::vector<unsigned char> &d) {
+    auto be32 = [&](size_t i) {
+        return uint32_t(d[i]) << 24 | uint32_t(d[i + 1]) << 16 | uint32_t(d[i + 2]) << 8 | d[i + 3];
+    };
+    for (size_t i = 8;;) {
+        if (i + 8 > d.size()) return "truncated PNG (it ends before its IEND chunk)";
+        const uint64_t length = be32(i);
+        const std::string type(reinterpret_cast<const char *>(&d[i + 4]), 4);
+        if (i + 12 + length > d.size()) return "truncated PNG (chunk " + type + " runs past the end of the file)";
+        const uLong crc = crc32(crc32(0L, Z_NULL, 0), &d[i + 4], static_cast<uInt>(4 + length));
+        if (crc != be32(i + 8 + length)) return "corrupt PNG (CRC mismatch in chunk " + type + ")";
+        if (type == "IEND") return "";
+        i += 12 + length;
+    }
+}
+
+/// Whether a JPEG's markers run to its end-of-image marker (ITU-T T.81, annex B: segments with a 16-bit
+/// length; after a start-of-scan, entropy-coded data in which 0xFF is followed by 0x00 or a restart marker),
+/// or "" when they do.
+static std::string jpeg_damage(const std::vector<unsigned char> &d) {
+    const std::string truncated = "truncated JPEG (it ends before its end-of-image marker)";
+    for (size_t i = 2;;) {
+        while (i < d.size() && d[i] != 0xFF) i++;  // (there is nothing between segments in a whole file)
+        while (i < d.size() && d[i] == 0xFF) i++;  // fill bytes
+        if (i >= d.size()) return truncated;
+        const unsigned char marker = d[i++];
+        if (marker == 0xD9) return "";  // EOI
+        if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;  // TEM, RSTn: no length
+        if (i + 2 > d.size()) return truncated;
+        const size_t length = size_t(d[i]) << 8 | d[i + 1];
+        if (length < 2) return "corrupt JPEG (a segment of length " + std::to_string(length) + ")";
+        if (i + length > d.size()) return truncated;
+        i += length;
+        if (marker != 0xDA) continue;  // SOS: its scan's entropy-coded data follows, up to the next marker
+        while (i + 1 < d.size() && !(d[i] == 0xFF && d[i + 1] != 0x00 && !(d[i + 1] >= 0xD0 && d[i + 1] <= 0xD7)))
+            i++;
+    }
+}
+
+int wm_image_damage(const char *path, char *message, size_t message_len) {
+    if (!path) return 0;
+    try {
+        std::ifstream in(path, std::ios::binary);
+        const std::vector<unsigned char> d((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (!in.eof() && in.fail()) return 0;  // unreadable: not judged here
+        static const unsigned char png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+        std::string damage;
+        if (d.size() >= 8 && std::equal(png, png + 8, d.begin()))
+            damage = png_damage(d);
+        else if (d.size() >= 2 && d[0] == 0xFF && d[1] == 0xD8)
+            damage = jpeg_damage(d);
+        if (damage.empty()) return 0;
+        write_message(message, message_len, damage);
+        return 1;
+    } catch (...) {
+        return 0;  // out of memory: not judged
+    }
 }
 
 wm_status wm_image_read(const char *path, int width, int height, uint8_t *gray, uint8_t *bgr) {

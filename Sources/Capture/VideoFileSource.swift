@@ -68,6 +68,10 @@ public final class VideoFileSource: FrameSource {
     /// a `StillImageSource`.
     public var isImage: Bool { video.map { wm_video_is_image($0) != 0 } ?? false }
 
+    /// What is wrong with the file as an image (`wm_image_damage`), for a damaged PNG or JPEG that OpenCV would
+    /// not decode and FFmpeg's image decoders read anyway (they do not check a PNG's CRCs): part of `damage`.
+    var imageDamage: String?
+
     /// Damaged packets skipped so far (see `damage`).
     public var corruptFramesDropped: Int { damagedPackets }
 
@@ -79,7 +83,7 @@ public final class VideoFileSource: FrameSource {
     /// packets in the file, not the frames shown: an MP4 edit list legitimately hides a few of them
     /// (no_face.mp4 shows 95 of its 98, as FFmpeg's own tools do).
     public var damage: String? {
-        var parts: [String] = []
+        var parts = imageDamage.map { [$0] } ?? []
         if damagedPackets > 0 {
             parts.append("\(damagedPackets) damaged packet\(damagedPackets == 1 ? "" : "s") skipped or concealed "
                          + "(later frames are numbered as decoded)")
@@ -177,6 +181,9 @@ public final class StillImageSource: FrameSource {
     public let nominalFrameRate: Double? = nil
     public let width: Int
     public let height: Int
+    /// See `FrameSource.damage`: a PNG or JPEG that ends before its own end or whose PNG checksums fail
+    /// (`wm_image_damage`); OpenCV decodes what it can of it.
+    public let damage: String?
     private var delivered = false
     private let clock: any MonotonicClock
 
@@ -194,6 +201,8 @@ public final class StillImageSource: FrameSource {
         }
         width = Int(w)
         height = Int(h)
+        var said = [CChar](repeating: 0, count: 256)
+        damage = wm_image_damage(path, &said, said.count) == 1 ? String(cString: said) : nil
     }
 
     public func read(into buffer: PixelBuffer) throws -> FrameInfo? {
@@ -243,6 +252,8 @@ public func openMediaFile(path: String, clock: any MonotonicClock = SystemClock(
             // Not an image OpenCV decodes after all (a video or a GIF named .jpg): FFmpeg may read it; if
             // not, OpenCV's reason stands.
             guard let video = try? VideoFileSource(path: path, clock: clock) else { throw error }
+            var said = [CChar](repeating: 0, count: 256)
+            if wm_image_damage(path, &said, said.count) == 1 { video.imageDamage = String(cString: said) }
             return video
         }
     }

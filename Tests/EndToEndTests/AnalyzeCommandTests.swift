@@ -193,4 +193,55 @@ struct ModelFileTests {
         let expected = try whole.stdoutLines.map { try JSONDecoder().decode(ExpressionEvent.self, from: Data($0.utf8)) }
         #expect(events.map(\.frame) == expected.filter { $0.frame <= lastFrame }.map(\.frame))
     }
+
+    /// A newcomer's finding: a photo cut short, or a PNG whose checksum fails, was analysed (and overlaid) with
+    /// exit 0 and no word of winkctl's own, only libjpeg's "Premature end of JPEG file" or libpng's "IDAT: CRC
+    /// error". The file is now said to be damaged in one line, as a damaged recording is, and what decoded
+    /// is still used.
+    @Test func aDamagedPhotoIsSaidToBeSo() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Binaries.fixture("images/expressions/single_face.jpg")))
+        let cut = dir.appendingPathComponent("cut.jpg").path
+        try photo.prefix(photo.count / 2).write(to: URL(fileURLWithPath: cut))
+        // A whole PNG of 8x8 grey pixels, then the same with its IDAT checksum broken, and without its IEND.
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            let body = Array(type.utf8) + data
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in body {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+            }
+            return bigEndian(UInt32(data.count)) + body + bigEndian(crc ^ 0xFFFF_FFFF)
+        }
+        func bigEndian(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * $0)) } }
+        // Stored (uncompressed) deflate blocks in a zlib stream: 8 rows of a filter byte and 8 grey pixels.
+        let rows = [UInt8]((0..<8).flatMap { _ in [0] + [UInt8](repeating: 128, count: 8) })
+        var adler = (a: UInt32(1), b: UInt32(0))
+        for byte in rows { adler.a = (adler.a + UInt32(byte)) % 65521; adler.b = (adler.b + adler.a) % 65521 }
+        let zlib: [UInt8] = [0x78, 0x01, 0x01, UInt8(rows.count), 0, ~UInt8(rows.count), 0xFF] + rows
+            + bigEndian(adler.b << 16 | adler.a)
+        let header = chunk("IHDR", bigEndian(8) + bigEndian(8) + [8, 0, 0, 0, 0])
+        let whole = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + header + chunk("IDAT", zlib) + chunk("IEND", [])
+        var broken = whole
+        broken[8 + header.count + 8 + zlib.count] ^= 0xFF  // the IDAT chunk's CRC
+        let files = [("whole.png", whole), ("crc.png", broken), ("short.png", Array(whole.dropLast(12)))]
+        for (name, bytes) in files {
+            try Data(bytes).write(to: dir.appendingPathComponent(name))
+        }
+        for (file, said) in [
+            (cut, "truncated JPEG (it ends before its end-of-image marker)"),
+            (dir.appendingPathComponent("crc.png").path, "corrupt PNG (CRC mismatch in chunk IDAT)"),
+            (dir.appendingPathComponent("short.png").path, "truncated PNG (it ends before its IEND chunk)"),
+        ] {
+            let r = try Binaries.run("winkctl", ["analyze", file, "--quiet"])
+            #expect(r.status == 0, "\(r.stderr)")
+            let ours = r.stderrLines.filter { $0.hasPrefix("analyze: ") }
+            #expect(ours.count == 1 && ours.first?.hasPrefix("analyze: \(file): \(said)") == true, "\(r.stderr)")
+        }
+        let fine = try Binaries.run("winkctl", ["analyze", dir.appendingPathComponent("whole.png").path, "--quiet"])
+        #expect(fine.status == 0 && fine.stderr.isEmpty, "\(fine.stderr)")
+        let face = try Binaries.run("winkctl", ["analyze", Binaries.fixture("images/expressions/single_face.jpg")])
+        #expect(face.status == 0 && face.stderrLines.count == 1, "only the summary: \(face.stderr)")
+    }
 }

@@ -84,6 +84,12 @@ wm_status wm_video_read(wm_video *video, uint8_t *gray, uint8_t *bgr, double *ti
 /// Reads the size of a still image (any format imread decodes). On failure `message` says why; WM_INTERNAL
 /// when the WinkCodecs plugin cannot be loaded.
 wm_status wm_image_probe(const char *path, int *width, int *height, char *message, size_t message_len);
+/// Whether the PNG or JPEG file at `path` is damaged: it ends before its own structure does (a PNG without
+/// its IEND chunk, a JPEG without its end-of-image marker) or a PNG chunk's CRC-32 fails. OpenCV's decoders
+/// give what they could of such a file and only print a line of their own (libjpeg: "Premature end of JPEG
+/// file"). Returns 1 and writes "truncated JPEG (...)" or "corrupt PNG (...)" to `message` when damaged, 0
+/// when whole, unreadable or of another format (not judged). Thread-safe.
+int wm_image_damage(const char *path, char *message, size_t message_len);
 /// Decodes a still image into grey (and BGR if not NULL) planes of the size wm_image_probe gave.
 wm_status wm_image_read(const char *path, int width, int height, uint8_t *gray, uint8_t *bgr);
 
