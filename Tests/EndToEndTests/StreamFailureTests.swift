@@ -229,9 +229,10 @@ struct StreamFailureTests {
         let plot = dir.appendingPathComponent("plot.png").path
         let still = dir.appendingPathComponent("still.png").path
         let cases: [(signal: String, status: Int32, arguments: [String], output: String, said: String?)] = [
-            // analyze is ended by the signal itself (Process reports its number); overlay exits 128 + it.
-            ("SIGTERM", SIGTERM, ["analyze", Binaries.fixture("video/single_face.mp4"), "--plot", plot, "--quiet"],
-             plot, nil),
+            // Both exit 128 + the signal, saying what they kept.
+            ("SIGTERM", 143, ["analyze", Binaries.fixture("video/single_face.mp4"), "--plot", plot, "--quiet"],
+             plot, "analyze: stopped by SIGTERM after frame 71; the lines of the frames before were written; "
+                + "no plot written, \(plot) was left as it was"),
             ("SIGINT", 130, ["overlay", Binaries.fixture("images/expressions/single_face.jpg"), "--layout",
                              layout.path, "-o", still, "--quiet"],
              still, "overlay: stopped by SIGINT; \(still) was left as it was"),

@@ -88,8 +88,13 @@ enum AnalyzeCommand {
                 try out.flushIfDue()
                 if let signal = StopSignals.caught { throw PendingOutput.Stopped(signal: signal) }
             }
+            try out.flush()
+            progress.warnIfDamaged(source)
+            // A stop while the plot is written (held off until it is complete or removed) comes out here too.
+            if let plot, let plotPath { try plot.plot(title: file).write(to: plotPath) }
         } catch let stopped as PendingOutput.Stopped {
-            // Between frames: every line of the frames analysed is out; the recording's rest is not read.
+            // Between frames, or while the plot was written: every line of the frames analysed is out; the
+            // recording's rest is not read, and a plot not complete was not put in place.
             try out.flush()
             progress.clear()
             let plotNote = plotPath.map { "; no plot written, \($0) was left as it was" } ?? ""
@@ -98,9 +103,6 @@ enum AnalyzeCommand {
                     + "the lines of the frames before were written\(plotNote)")
             exit(128 + stopped.signal)
         }
-        try out.flush()
-        progress.warnIfDamaged(source)
-        if let plot, let plotPath { try plot.plot(title: file).write(to: plotPath) }
         progress.finish(extra: plotPath.map { "plot written to \($0)" })
         return .ok
     }
