@@ -23,6 +23,9 @@ final class RunProgress {
     private(set) var frames = 0
     private(set) var framesWithFace = 0
     private(set) var events = 0
+    /// The events come from recorded lines (`evaluate --events-from`), not from frames: the summary counts
+    /// events only ("evaluate: 0 frames, 0 with a face, ..." said nothing true).
+    var readsRecordedLines = false
 
     /// - Parameters:
     ///   - quiet: no progress and no summary (`--quiet`).
@@ -69,9 +72,14 @@ final class RunProgress {
     /// `extra` when given.
     func summary(extra: String? = nil) -> String {
         let seconds = Double(clock.nanoseconds() - started) / 1e9
-        var text = "\(command): \(frames) frame\(frames == 1 ? "" : "s"), \(framesWithFace) with a face, "
-            + "\(events) event\(events == 1 ? "" : "s") in \(String(format: "%.1f", seconds)) s"
-        if seconds > 0 && frames > 1 { text += String(format: " (%.0f frames/s)", Double(frames) / seconds) }
+        let counted = "\(events) event\(events == 1 ? "" : "s")"
+        var text = readsRecordedLines
+            ? "\(command): \(counted) read from recorded lines"
+            : "\(command): \(frames) frame\(frames == 1 ? "" : "s"), \(framesWithFace) with a face, "
+                + "\(counted) in \(String(format: "%.1f", seconds)) s"
+        if !readsRecordedLines && seconds > 0 && frames > 1 {
+            text += String(format: " (%.0f frames/s)", Double(frames) / seconds)
+        }
         if let extra { text += "; " + extra }
         return text
     }

@@ -77,6 +77,20 @@ struct EvaluateAndBenchTests {
         #expect(recorded.status == 64 && recorded.stderr.contains("--events-from"), "\(recorded.stderr)")
     }
 
+    /// Another detector's lines scored with `--events-from`: here winkd's own, recorded by analyze. Its summary
+    /// said "evaluate: 0 frames, 0 with a face, 3 events" (a newcomer's finding): no frame is read then.
+    @Test func evaluateScoresRecordedLines() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let analysed = try Binaries.run("winkctl", ["analyze", Binaries.fixture("video/single_face.mp4"), "--quiet"])
+        try Data(analysed.stdout.utf8).write(to: dir.appendingPathComponent("single_face.ndjson"))
+        let r = try Binaries.run(
+            "winkctl", ["evaluate", Binaries.fixture("labels/single_face.labels.json"), "--events-from", dir.path])
+        #expect(r.status == 0 && r.stdoutLines.last?.hasSuffix("1.000") == true, "\(r.stdout)")
+        #expect(r.stderrLines == ["evaluate: 3 events read from recorded lines; 1 clip, total F1 1.000"],
+                "\(r.stderr)")
+    }
+
     /// A newcomer's finding: `evaluate --json` left out every warning (they went to stderr only), so a script
     /// reading the JSON could not tell a clip was damaged or its labels misspelt. Each clip carries them.
     @Test func evaluateJSONCarriesEachClipsWarnings() throws {

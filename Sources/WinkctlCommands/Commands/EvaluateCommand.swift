@@ -121,6 +121,7 @@ enum EvaluateCommand {
 
         var clips: [ClipResult] = []
         let progress = RunProgress(command: "evaluate", quiet: quiet)
+        progress.readsRecordedLines = eventsFrom != nil
         for (file, labels) in zip(files, allLabels) {
             let events: [ExpressionEvent]
             if let eventsFrom {
