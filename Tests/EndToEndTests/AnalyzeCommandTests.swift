@@ -201,9 +201,7 @@ struct ModelFileTests {
     @Test func aDamagedPhotoIsSaidToBeSo() throws {
         let dir = try Binaries.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let photo = try Data(contentsOf: URL(fileURLWithPath: Binaries.fixture("images/expressions/single_face.jpg")))
-        let cut = dir.appendingPathComponent("cut.jpg").path
-        try photo.prefix(photo.count / 2).write(to: URL(fileURLWithPath: cut))
+        let cut = try Binaries.truncatedFixture("images/expressions/single_face.jpg", in: dir, as: "cut.jpg")
         // A whole PNG of 8x8 grey pixels, then the same with its IDAT checksum broken, and without its IEND.
         func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
             let body = Array(type.utf8) + data

@@ -15,6 +15,15 @@ enum Binaries {
     static let fixtures = repository.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
     static func fixture(_ relative: String) -> String { fixtures.appendingPathComponent(relative).path }
 
+    /// The first half of the fixture file at `relative`, written to `folder/name`: a download cut short.
+    /// Returns its path.
+    static func truncatedFixture(_ relative: String, in folder: URL, as name: String) throws -> String {
+        let whole = try Data(contentsOf: URL(fileURLWithPath: fixture(relative)))
+        let cut = folder.appendingPathComponent(name)
+        try whole.prefix(whole.count / 2).write(to: cut)
+        return cut.path
+    }
+
     struct Result {
         var status: Int32
         var stdout: String

@@ -158,9 +158,7 @@ struct EvaluateAndBenchTests {
         }
         let none = try Binaries.run("winkctl", ["bench", Binaries.fixture("video/single_face.mp4"), "--clients", "0"])
         #expect(none.stdoutLines.contains("lines published: 75; no client (--clients 0)"), "\(none.stdout)")
-        let whole = try Data(contentsOf: URL(fileURLWithPath: Binaries.fixture("people/video/tpsmm_driving_vox.mp4")))
-        let cut = dir.appendingPathComponent("cut.mp4").path
-        try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: cut))
+        let cut = try Binaries.truncatedFixture("people/video/tpsmm_driving_vox.mp4", in: dir, as: "cut.mp4")
         let damaged = try Binaries.run("winkctl", ["bench", cut, "--rounds", "2", "--quiet"])
         #expect(damaged.status == 0, "\(damaged.stderr)")
         let said = damaged.stderrLines.filter { $0.hasPrefix("bench: \(cut): ") && $0.contains("(truncated?)") }

@@ -108,9 +108,7 @@ struct NewcomerFindingsTests {
     @Test func aTruncatedRecordingIsSaidToBeSo() throws {
         let dir = try Binaries.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let whole = try Data(contentsOf: URL(fileURLWithPath: Binaries.fixture("people/video/tpsmm_driving_vox.mp4")))
-        let cut = dir.appendingPathComponent("cut.mp4").path
-        try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: cut))
+        let cut = try Binaries.truncatedFixture("people/video/tpsmm_driving_vox.mp4", in: dir, as: "cut.mp4")
         let r = try Binaries.run("winkctl", ["analyze", cut, "--quiet"])
         #expect(r.status == 0)
         // One line: the last, cut packet is concealed too ("1 damaged packet skipped or concealed (...); it
