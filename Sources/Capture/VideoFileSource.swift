@@ -201,8 +201,7 @@ public final class StillImageSource: FrameSource {
         }
         width = Int(w)
         height = Int(h)
-        var said = [CChar](repeating: 0, count: 256)
-        damage = wm_image_damage(path, &said, said.count) == 1 ? String(cString: said) : nil
+        damage = imageDamage(at: path)
     }
 
     public func read(into buffer: PixelBuffer) throws -> FrameInfo? {
@@ -235,6 +234,13 @@ public func limitStillImageSize() {
     setenv("OPENCV_IO_MAX_IMAGE_HEIGHT", String(WM_MAX_FRAME_SIDE), 1)
 }
 
+/// What is wrong with the PNG or JPEG at `path` ("truncated JPEG (...)", "corrupt PNG (...)"), or nil when it
+/// is whole or of another format (`wm_image_damage`).
+private func imageDamage(at path: String) -> String? {
+    var said = [CChar](repeating: 0, count: 256)
+    return wm_image_damage(path, &said, said.count) == 1 ? String(cString: said) : nil
+}
+
 /// Opens a file as a still image when its extension says so or FFmpeg recognises an image in it (decoded by
 /// OpenCV's imread in the WinkCodecs plugin, which reads the format from the content), otherwise as a video
 /// through FFmpeg. A photo is judged as a still whatever its name (a copy without an extension was played
@@ -252,8 +258,7 @@ public func openMediaFile(path: String, clock: any MonotonicClock = SystemClock(
             // Not an image OpenCV decodes after all (a video or a GIF named .jpg): FFmpeg may read it; if
             // not, OpenCV's reason stands.
             guard let video = try? VideoFileSource(path: path, clock: clock) else { throw error }
-            var said = [CChar](repeating: 0, count: 256)
-            if wm_image_damage(path, &said, said.count) == 1 { video.imageDamage = String(cString: said) }
+            video.imageDamage = imageDamage(at: path)
             return video
         }
     }
