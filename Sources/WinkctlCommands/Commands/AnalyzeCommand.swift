@@ -137,8 +137,9 @@ final class LineWriter {
     static let flushInterval = 0.2
     private var pending = Data()
     private let descriptor: Int32
-    /// When the buffer was last written out (CLOCK_MONOTONIC_COARSE, seconds).
-    private var flushedAt = LineWriter.now()
+    private let clock = SystemClock()
+    /// When the buffer was last written out (`clock`, nanoseconds).
+    private var flushedAt = SystemClock().nanoseconds()
 
     init(descriptor: Int32 = STDOUT_FILENO) { self.descriptor = descriptor }
 
@@ -151,19 +152,12 @@ final class LineWriter {
     /// Writes the buffer out if it holds lines and `flushInterval` has passed since the last write.
     /// - Throws: `OutputError` when standard output cannot be written.
     func flushIfDue() throws {
-        if !pending.isEmpty, Self.now() - flushedAt >= Self.flushInterval { try flush() }
-    }
-
-    /// The coarse monotonic clock (a few ns a call, a few ms of resolution: enough for `flushInterval`).
-    private static func now() -> Double {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &t)
-        return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
+        if !pending.isEmpty, Double(clock.nanoseconds() - flushedAt) / 1e9 >= Self.flushInterval { try flush() }
     }
 
     /// - Throws: `OutputError` when standard output cannot be written.
     func flush() throws {
-        flushedAt = Self.now()
+        flushedAt = clock.nanoseconds()
         guard !pending.isEmpty else { return }
         defer { pending.removeAll(keepingCapacity: true) }
         try pending.withUnsafeBytes { raw in
