@@ -127,7 +127,7 @@ public final class ExpressionEngine {
             let since = unseenSince ?? hiddenSince ?? frame
             unseenSince = since
             // Time going backwards (a looped file) or a still ends the grace at once.
-            if instant || frame.time < since.time || frame.time - since.time >= gate.faceLostGrace - 1e-9 {
+            if instant || Self.elapsed(from: since, to: frame, reaches: gate.faceLostGrace) {
                 loseFace(at: since)
             }
             return false
@@ -137,9 +137,8 @@ public final class ExpressionEngine {
         if !facePresent {
             facePresent = true
             // Away long enough to be somebody else (or a new source: time went back): learn them afresh.
-            if let lost = lostSince,
-               frame.time < lost.time
-                || frame.time - lost.time >= calibration.settings.forgetAfterAbsence - 1e-9 {
+            let forgetAfter = calibration.settings.forgetAfterAbsence
+            if let lost = lostSince, Self.elapsed(from: lost, to: frame, reaches: forgetAfter) {
                 calibration.reset()
             }
             lostSince = nil
@@ -171,9 +170,15 @@ public final class ExpressionEngine {
         if hiddenSince == nil && unseenSince == nil { hiddenSince = frame }
         // Dark for `darkFaceLostAfter` (or time went backwards: a looped file): the face is lost after all.
         if let since = unseenSince ?? hiddenSince,
-           frame.time < since.time || frame.time - since.time >= gate.darkFaceLostAfter - 1e-9 {
+           Self.elapsed(from: since, to: frame, reaches: gate.darkFaceLostAfter) {
             loseFace(at: since)
         }
+    }
+
+    /// Whether `seconds` have passed from `start` to `frame` (to within 1 ns of rounding), or time went back
+    /// (a looped file, a new source), which ends any wait at once.
+    private static func elapsed(from start: FrameInfo, to frame: FrameInfo, reaches seconds: Double) -> Bool {
+        frame.time < start.time || frame.time - start.time >= seconds - 1e-9
     }
 
     /// The input ended: a face not seen since some frame (unseen within the grace period, or behind dark or
