@@ -243,9 +243,11 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
     wink_media::quiet_ffmpeg();
     try {
         std::unique_ptr<wm_video> v(new wm_video());
+        wink_media::ErrorCapture logged;  // FFmpeg's own reason, where its return code says little
         int r = avformat_open_input(&v->format, path, nullptr, nullptr);
         if (r < 0) {
-            write_message(message, message_len, "not a video FFmpeg can read (" + av_error(r) + ")");
+            const std::string why = logged.first.empty() ? av_error(r) : logged.first;
+            write_message(message, message_len, "not a video FFmpeg can read (" + why + ")");
             return WM_NOT_MEDIA;
         }
         // Checked before FFmpeg probes the streams too (probing decodes a frame) when the header gives sizes.
@@ -255,7 +257,8 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
                 return WM_NOT_MEDIA;
         }
         if ((r = avformat_find_stream_info(v->format, nullptr)) < 0) {
-            write_message(message, message_len, "cannot read its streams (" + av_error(r) + ")");
+            const std::string why = logged.first.empty() ? av_error(r) : logged.first;
+            write_message(message, message_len, "cannot read its streams (" + why + ")");
             return WM_NOT_MEDIA;
         }
         // One second look at the file answers both which stream is the film and whether it is one picture.

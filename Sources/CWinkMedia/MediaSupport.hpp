@@ -10,6 +10,7 @@ extern "C" {
 }
 
 #include <atomic>
+#include <cstdarg>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -91,10 +92,36 @@ struct DecodeErrorCounter {
     std::atomic<int64_t> count{0};
 };
 
-/// FFmpeg's log callback: prints nothing, and counts a decoder's error messages in its context's
-/// `DecodeErrorCounter`. Called from decoder threads too (the frame threads' contexts copy `opaque`).
-inline void count_decoder_errors(void *avcl, int level, const char *, va_list) {
-    if (level > AV_LOG_ERROR || !avcl) return;
+/// Where FFmpeg's first error line on this thread goes while a file is opened (`ErrorCapture`), or null.
+inline thread_local std::string *captured_error = nullptr;
+
+/// Keeps FFmpeg's first error line on this thread for as long as it lives, for a message when opening a file
+/// fails: FFmpeg's return code alone can say nothing of the reason ("Device or resource busy" for a Y4M
+/// header claiming 60000x60000 pixels, whose log says "Picture size 60000x60000 is invalid").
+struct ErrorCapture {
+    std::string first;
+    ErrorCapture() { captured_error = &first; }
+    ~ErrorCapture() { captured_error = nullptr; }
+    ErrorCapture(const ErrorCapture &) = delete;
+    ErrorCapture &operator=(const ErrorCapture &) = delete;
+};
+
+/// FFmpeg's log callback: prints nothing, keeps the first error line of a thread opening a file
+/// (`ErrorCapture`), and counts a decoder's error messages in its context's `DecodeErrorCounter`. Called from
+/// decoder threads too (the frame threads' contexts copy `opaque`).
+inline void count_decoder_errors(void *avcl, int level, const char *format, va_list arguments) {
+    if (level > AV_LOG_ERROR) return;
+    if (captured_error && captured_error->empty() && format) {
+        char line[256];
+        va_list copy;
+        va_copy(copy, arguments);
+        vsnprintf(line, sizeof line, format, copy);
+        va_end(copy);
+        *captured_error = line;
+        while (!captured_error->empty() && (captured_error->back() == '\n' || captured_error->back() == ' '))
+            captured_error->pop_back();
+    }
+    if (!avcl) return;
     const AVClass *cls = *static_cast<const AVClass *const *>(avcl);
     if (!cls || std::string(cls->class_name) != "AVCodecContext") return;
     const AVClassCategory category = cls->get_category ? cls->get_category(avcl) : cls->category;

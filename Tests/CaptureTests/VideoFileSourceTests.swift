@@ -86,11 +86,16 @@ struct VideoFileSourceTests {
         try Data("this is not a video\n".utf8).write(to: text)
         let empty = dir.appendingPathComponent("empty.mp4")
         try Data().write(to: empty)
+        // A header FFmpeg refuses: its return code read "Device or resource busy" (a newcomer's finding); its
+        // own reason was in the log winkd silences.
+        let huge = dir.appendingPathComponent("huge.y4m")
+        try Data("YUV4MPEG2 W60000 H60000 F30:1 Ip A1:1 C420jpeg\nFRAME\n".utf8).write(to: huge)
         let cases: [(String, CaptureErrorCode, String)] = [
             (dir.appendingPathComponent("absent.mp4").path, .missing, "no such file"),
             (dir.path, .unreadable, "is a directory"),
             (empty.path, .notMedia, "empty file"),
             (text.path, .notMedia, "not a video FFmpeg can read"),
+            (huge.path, .notMedia, "not a video FFmpeg can read (Picture size 60000x60000 is invalid)"),
         ]
         for (path, code, reason) in cases {
             let error = #expect(throws: CaptureError.self) { try VideoFileSource(path: path) }
