@@ -158,6 +158,8 @@ struct wm_writer {
         for (unsigned i = 0; i < audio_input->nb_streams; i++) {
             AVStream *in = audio_input->streams[i];
             if (in->codecpar->codec_type != AVMEDIA_TYPE_AUDIO) continue;
+            // Both questions: the container has a tag for the codec (QuickTime's muxer would write Vorbis
+            // without one, which players do not read), and its muxer takes the stream (FLAC in MP4 has a tag).
             if (avformat_query_codec(format->oformat, in->codecpar->codec_id, FF_COMPLIANCE_NORMAL) != 1) continue;
             if (!format_takes(format->oformat, in->codecpar, in->time_base)) continue;
             AVStream *out = avformat_new_stream(format, nullptr);
