@@ -129,7 +129,8 @@ public struct ProtocolError: Error, Equatable, Sendable {
         case unknownEvent = "unknown_event"
         /// The line is longer than 8 KiB; the server disconnects after saying so.
         case lineTooLong = "line_too_long"
-        /// The server already has its maximum number of clients; it disconnects after saying so.
+        /// The server already has its maximum number of clients; sent instead of `hello`, followed by a
+        /// `status` line with the daemon's state, and the server disconnects.
         case tooManyClients = "too_many_clients"
     }
 

@@ -45,14 +45,55 @@ public final class EventClient {
     /// - Throws: `EventServerError` `.noDaemon` when nothing listens at `path` (ENOENT, ECONNREFUSED) or
     ///   it is not a socket at all (a regular file, a directory: "not a socket"),
     ///   `.pathTooLong`, `.system(errno:)` for other connect failures (EACCES: the socket's mode keeps us
-    ///   out), `.protocolViolation` when the first line is not a winkd `hello` or does not come in time.
-    public init(path: String, timeout: Double = 5, syscalls: any SocketSyscalls = LinuxSocketSyscalls()) throws {
+    ///   out), `.full` when the daemon greets with `too_many_clients`, `.protocolViolation` when the first
+    ///   line is not a winkd `hello` or does not come in time.
+    public convenience init(
+        path: String, timeout: Double = 5, syscalls: any SocketSyscalls = LinuxSocketSyscalls()
+    ) throws {
+        switch try Self.open(path: path, timeout: timeout, syscalls: syscalls) {
+        case .greeted(let greeted):
+            self.init(path: path, syscalls: syscalls, greeted: greeted)
+        case .full(let message, _):
+            throw Self.fullError(path: path, message: message)
+        }
+    }
+
+    private init(path: String, syscalls: any SocketSyscalls, greeted: Greeted) {
         self.path = path
         self.syscalls = syscalls
+        fd = greeted.fd
+        helloLine = greeted.line
+        hello = greeted.hello
+        splitter = greeted.splitter
+        ready = greeted.early
+        atEOF = greeted.eof
+    }
+
+    /// A connection whose `hello` was read, with what came after it in the same reads.
+    private struct Greeted {
+        var fd: Int32
+        var line: String
+        var hello: HelloLine
+        var splitter: LineSplitter
+        var early: [String]
+        var eof: Bool
+    }
+
+    /// How a daemon greeted: with `hello` (the connection open), or full (the connection closed), with the
+    /// `status` line a winkd sends after its refusal (nil from a winkd older than that).
+    private enum Opening {
+        case greeted(Greeted)
+        case full(message: String, stateLine: String?)
+    }
+
+    /// Connects and reads the greeting (see `init(path:timeout:syscalls:)` for what is thrown, except
+    /// `.full`, which is returned).
+    private static func open(path: String, timeout: Double, syscalls: any SocketSyscalls) throws -> Opening {
         guard path.utf8.count <= EventSocketPath.maximumLength else {
             throw EventServerError(
                 .pathTooLong, subject: path, reason: "socket path longer than \(EventSocketPath.maximumLength) bytes")
         }
+        let fd: Int32
         do {
             fd = try syscalls.connect(path: path)
         } catch {
@@ -70,21 +111,24 @@ public final class EventClient {
         var greeting: String?
         var splitter = LineSplitter(maximumLineBytes: 1 << 20)
         var early: [String] = []
+        var eof = false
+        let deadline = monotonicSeconds() + timeout
         do {
             greeting = try Self.readLine(
-                fd: fd, syscalls: syscalls, splitter: &splitter, queue: &early,
-                deadline: monotonicSeconds() + timeout, eof: &atEOF)
+                fd: fd, syscalls: syscalls, splitter: &splitter, queue: &early, deadline: deadline, eof: &eof)
+            // A full daemon greets with an error line instead of hello: that is winkd, busy, not another
+            // program. Its state follows in the same write.
+            if let greeting, let refusal = try? JSONDecoder().decode(ErrorLine.self, from: Data(greeting.utf8)),
+               refusal.type == "error", refusal.code == ProtocolError.Code.tooManyClients.rawValue {
+                let state = try? Self.readLine(
+                    fd: fd, syscalls: syscalls, splitter: &splitter, queue: &early,
+                    deadline: min(deadline, monotonicSeconds() + 1), eof: &eof)
+                syscalls.close(fd)
+                return .full(message: refusal.message, stateLine: state)
+            }
         } catch {
             syscalls.close(fd)
             throw error
-        }
-        // A full daemon greets with an error line instead of hello: that is winkd, busy, not another program.
-        if let greeting, let refusal = try? JSONDecoder().decode(ErrorLine.self, from: Data(greeting.utf8)),
-           refusal.type == "error", refusal.code == ProtocolError.Code.tooManyClients.rawValue {
-            syscalls.close(fd)
-            throw EventServerError(
-                .full, subject: path,
-                reason: "winkd is full: \(refusal.message) (socket.maximumClients); try again when one leaves")
         }
         guard let greeting, let decoded = try? JSONDecoder().decode(HelloLine.self, from: Data(greeting.utf8)),
             decoded.type == "hello", decoded.protocol == "winkd"
@@ -94,10 +138,36 @@ public final class EventClient {
                 .protocolViolation, subject: path,
                 reason: greeting == nil ? "no hello from the server" : "not a winkd hello: \(greeting!.prefix(80))")
         }
-        helloLine = greeting
-        hello = decoded
-        self.splitter = splitter
-        ready = early
+        return .greeted(Greeted(fd: fd, line: greeting, hello: decoded, splitter: splitter, early: early, eof: eof))
+    }
+
+    private static func fullError(path: String, message: String) -> EventServerError {
+        EventServerError(
+            .full, subject: path,
+            reason: "winkd is full: \(message) (socket.maximumClients); try again when one leaves")
+    }
+
+    /// The daemon's state, asked on a connection of its own (`{"type":"status","id":1}`), or, when the
+    /// daemon is full, the `status` line it sends with its refusal: a full daemon can still be asked.
+    /// - Returns: the status line exactly as received, decoded, and the refusal's message when the daemon
+    ///   was full (nil otherwise).
+    /// - Throws: as `init(path:timeout:syscalls:)` and `status(timeout:)`; `.full` only when a full daemon
+    ///   sent no state (a winkd older than that).
+    public static func askStatus(
+        path: String, timeout: Double = 5, syscalls: any SocketSyscalls = LinuxSocketSyscalls()
+    ) throws -> (line: String, status: StatusLine, full: String?) {
+        switch try open(path: path, timeout: timeout, syscalls: syscalls) {
+        case .greeted(let greeted):
+            let client = EventClient(path: path, syscalls: syscalls, greeted: greeted)
+            let answer = try client.status(timeout: timeout)
+            return (answer.line, answer.status, nil)
+        case .full(let message, let stateLine):
+            guard let stateLine,
+                let status = try? JSONDecoder().decode(StatusLine.self, from: Data(stateLine.utf8)),
+                status.type == "status"
+            else { throw fullError(path: path, message: message) }
+            return (stateLine, status, message)
+        }
     }
 
     deinit { close() }

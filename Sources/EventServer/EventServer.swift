@@ -23,7 +23,8 @@ public final class EventServer: @unchecked Sendable {
         /// Permission bits of the socket file, applied at bind time (0o600 for a per-user socket, 0o660 to
         /// let a group connect).
         public var mode: UInt32 = 0o600
-        /// Clients beyond this many get a `too_many_clients` error line and are closed.
+        /// Clients beyond this many get a `too_many_clients` error line instead of `hello`, then the daemon's
+        /// state (a `status` line as a request's answer has it, without `id`), and are closed.
         public var maximumClients = 64
         /// Lines queued per client before the oldest are dropped.
         public var queueCapacity = 256
@@ -93,7 +94,8 @@ public final class EventServer: @unchecked Sendable {
         }
     }
 
-    /// Called on the server thread for each `status` request; its report is answered with the number of
+    /// Called on the server thread for each `status` request, and for each client refused because the
+    /// server is full (the state that follows the refusal); its report is answered with the number of
     /// clients and the request's `id`. Without one the answer says `idle`, 0 fps. Must be quick and
     /// thread-safe; may be set at any time from any thread.
     public var sourceReport: (@Sendable () -> SourceReport)? {
@@ -446,13 +448,17 @@ public final class EventServer: @unchecked Sendable {
             }
             let peer = syscalls.peerCredentials(fd)
             lock.lock()
-            let full = clients.count >= options.maximumClients
+            let connected = clients.count
             lock.unlock()
+            let full = connected >= options.maximumClients
             if full {
-                if let line = try? encoder.line(ErrorLine(ProtocolError(.tooManyClients, id: nil,
+                // The refusal, then the daemon's state (as a `status` answer would give it, without an id),
+                // in one send: `winkctl status` can answer for a full daemon.
+                if let refusal = try? encoder.line(ErrorLine(ProtocolError(.tooManyClients, id: nil,
                         "winkd serves at most \(options.maximumClients) "
-                            + (options.maximumClients == 1 ? "client" : "clients")))) {
-                    _ = Array(line).withUnsafeBytes { try? syscalls.send(fd, $0) }
+                            + (options.maximumClients == 1 ? "client" : "clients")))),
+                    let state = try? encoder.line(statusAnswer(id: nil, clients: connected)) {
+                    _ = (Array(refusal) + Array(state)).withUnsafeBytes { try? syscalls.send(fd, $0) }
                 }
                 syscalls.close(fd)
                 refusalsUnlogged += 1
@@ -532,10 +538,7 @@ public final class EventServer: @unchecked Sendable {
                      + "\(events.map { $0.isEmpty ? "no events" : $0.joined(separator: ",") } ?? "every event")"
                      + (coefficients ? " and coefficients" : "") + (analyzers ? " and the analyzer rows" : ""))
             case .status(let id):
-                let (handler, count) = lock.withLock { (reportHandler, clients.count) }
-                let report = handler?() ?? SourceReport(state: .idle)
-                reply(StatusLine(answering: id, state: report.state, source: report.source, clients: count,
-                                 fps: report.fps, message: report.message), to: client)
+                reply(statusAnswer(id: id, clients: lock.withLock { clients.count }), to: client)
             }
         } catch let error as ProtocolError {
             log?(.notice, "client \(client.id): \(error.code.rawValue): \(error.message)")
@@ -543,6 +546,14 @@ public final class EventServer: @unchecked Sendable {
         } catch {
             reply(ErrorLine(ProtocolError(.badRequest, id: nil, "\(error)")), to: client)
         }
+    }
+
+    /// The answer to a `status` request: the source's report (`reportHandler`; idle without one) and
+    /// `clients` connections. Server thread.
+    private func statusAnswer(id: Int?, clients: Int) -> StatusLine {
+        let report = lock.withLock { reportHandler }?() ?? SourceReport(state: .idle)
+        return StatusLine(answering: id, state: report.state, source: report.source, clients: clients,
+                          fps: report.fps, message: report.message)
     }
 
     private func reply<T: Encodable>(_ value: T, to client: Client) {

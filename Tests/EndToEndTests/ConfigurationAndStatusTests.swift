@@ -155,6 +155,37 @@ struct ConfigurationAndStatusTests {
         #expect(fps > 10 && fps < 60, "paced in real time at about 30 frames/s: \(fps)")
     }
 
+    /// A known gap until now: `winkctl status` counted as a client, so a full daemon could not be asked its
+    /// state ("winkd is full", 69). The state comes with the refusal; `winkctl events` is still refused.
+    @Test func winkctlStatusAnswersForAFullDaemon() throws {
+        let home = try configHome(#"{"socket": {"maximumClients": 1}}"#)
+        let socket = try Binaries.temporaryDirectory().appendingPathComponent("s.sock").path
+        let daemon = winkd(
+            ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop"], home: home)
+        try daemon.run()
+        defer {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
+        let client = try #require(Wait.value { RawClient(path: socket) })
+        _ = client.read(until: { $0.contains { $0.contains("source_opened") } })
+        let readable = try Binaries.run("winkctl", ["status", "--socket", socket])
+        #expect(readable.status == 0, "\(readable.stderr)")
+        #expect(readable.stdoutLines.contains("  state:   source_opened"), "\(readable.stdout)")
+        #expect(
+            readable.stdoutLines.contains(
+                "  clients: 1 (full: winkd serves at most 1 client; socket.maximumClients)"), "\(readable.stdout)")
+        let json = try Binaries.run("winkctl", ["status", "--socket", socket, "--json"])
+        let object = try #require(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["type"] as? String == "status" && object["id"] == nil && object["clients"] as? Int == 1)
+        #expect(object["source"] as? String == Binaries.fixture("video/single_face.mp4"))
+        let events = try Binaries.run("winkctl", ["events", "--socket", socket])
+        #expect(
+            events.status == 69
+                && events.stderr == "winkctl: \(socket): winkd is full: winkd serves at most 1 client "
+                + "(socket.maximumClients); try again when one leaves\n", "\(events.stderr)")
+    }
+
     /// Log lines on a pipe (journald's case) keep their `<N>` prefixes; `--log-level warning` leaves out the
     /// info lines (client connected, status).
     @Test func logLevelFiltersAndAPipeKeepsPrefixes() throws {

@@ -485,10 +485,57 @@ struct EventServerSocketTests {
         var fds = [pollfd(fd: third, events: Int16(POLLIN), revents: 0)]
         _ = try LinuxSocketSyscalls().poll(&fds, timeoutMilliseconds: 2000)
         let n = try buffer.withUnsafeMutableBytes { try LinuxSocketSyscalls().read(third, into: $0) } ?? 0
-        let reply = Self.fields(
-            String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\n").first.map(String.init))
+        let lines = String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\n").map(String.init)
+        let reply = Self.fields(lines.first)
         #expect(reply["type"] as? String == "error" && reply["code"] as? String == "too_many_clients")
+        // The daemon's state follows in the same write, as a status answer without an id.
+        let state = Self.fields(lines.dropFirst().first)
+        #expect(state["type"] as? String == "status" && state["state"] as? String == "idle", "\(lines)")
+        #expect(state["clients"] as? Int == 2 && state["id"] == nil, "\(lines)")
         _ = (a, b)
+    }
+
+    /// `winkctl status` on a full daemon could only say "winkd is full": the state now comes with the
+    /// refusal, and `EventClient.askStatus` returns it with the refusal's message.
+    @Test func aFullServerCanStillBeAskedItsState() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox, options: .init(maximumClients: 1))
+        defer { server.stop() }
+        server.sourceReport = {
+            EventServer.SourceReport(state: .sourceOpened, source: "/dev/video3", fps: 29.5, message: nil)
+        }
+        let asked = try EventClient.askStatus(path: sandbox.socket)
+        #expect(asked.full == nil && asked.status.id == 1 && asked.status.clients == 1, "\(asked.line)")
+        let kept = try EventClient(path: sandbox.socket)
+        #expect(Self.waitUntil { server.clientCount == 1 })
+        let full = try EventClient.askStatus(path: sandbox.socket)
+        #expect(full.full == "winkd serves at most 1 client", "\(full)")
+        #expect(full.status.state == .sourceOpened && full.status.source == "/dev/video3", "\(full.line)")
+        #expect(full.status.fps == 29.5 && full.status.clients == 1 && full.status.id == nil, "\(full.line)")
+        #expect(Self.fields(full.line)["type"] as? String == "status")
+        _ = kept
+    }
+
+    /// A daemon that refuses without its state (older than that) is still "winkd is full", exit 69.
+    @Test func aRefusalWithoutStateIsFull() throws {
+        let sandbox = Sandbox()
+        let listener = try LinuxSocketSyscalls().bindListen(path: sandbox.socket, mode: 0o600, backlog: 4)
+        defer { close(listener) }
+        let answering = Thread {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            let refusal = #"{"type":"error","code":"too_many_clients","message":"winkd serves at most 1 client"}"#
+            _ = Array((refusal + "\n").utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+        }
+        answering.start()
+        do {
+            _ = try EventClient.askStatus(path: sandbox.socket, timeout: 3)
+            Issue.record("a refusal without state was taken as a status")
+        } catch let e as EventServerError {
+            #expect(e.code == .full, "\(e)")
+            #expect(e.reason.hasPrefix("winkd is full: winkd serves at most 1 client"), "\(e)")
+        }
     }
 
     /// A newcomer's finding: 300 connections in a burst logged 236 "refused a client" warnings. Refusals are
