@@ -89,3 +89,21 @@ public protocol MultiLineError: ExitCodeError {
 public func describeError(_ error: Error) -> String {
     (error as? ExitCodeError)?.description ?? "\(error)"
 }
+
+/// An error's one-line text where `subject` is already named beside it (a status line's `source`, so the
+/// log does not say "/dev/video10: /dev/video10: ..."): a `SubjectError` about `subject` gives its reason
+/// alone; any other error its `describeError(_:)` text.
+public func describeError(_ error: Error, besides subject: String) -> String {
+    if let named = error as? any SubjectNaming, named.subject == subject { return named.reason }
+    return describeError(error)
+}
+
+/// An error about one named thing (`SubjectError`), seen without its `Code` type.
+public protocol SubjectNaming {
+    /// The file, device or socket path, or the part that failed.
+    var subject: String { get }
+    /// What is wrong, without the subject.
+    var reason: String { get }
+}
+
+extension SubjectError: SubjectNaming {}

@@ -100,6 +100,8 @@ struct DaemonFaultTests {
         #expect(recorder.wait { recorder.statuses.filter { $0 == "camera_busy" }.count >= 3 })
         let busy = try #require(recorder.lines.first { $0.state == .cameraBusy })
         #expect(busy.source == camera.path && busy.message?.contains("in use") == true)
+        // The device is the line's source; its message no longer names it again ("/dev/video7: /dev/video7: ...").
+        #expect(busy.message?.contains(camera.path) == false, "\(busy.message ?? "")")
         camera.setOpenError(nil)
         camera.script(Array(repeating: .frame(), count: 5))
         #expect(recorder.wait { recorder.statuses.contains("source_opened") })

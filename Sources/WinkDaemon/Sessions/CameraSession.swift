@@ -167,14 +167,17 @@ final class CameraSession: SourceSession {
             } catch let error as CaptureError {
                 switch error.code {
                 case .busy:
-                    announce(.cameraBusy, name, "\(error.description); retrying in \(formatSeconds(backoff))",
+                    announce(.cameraBusy, name,
+                             "\(describeError(error, besides: name)); retrying in \(formatSeconds(backoff))",
                              always: true)
                     retryLater()
                 case .missing, .noDevice, .disconnected:
-                    if lastState != .cameraUnplugged { announce(.cameraAbsent, name, error.description) }
+                    if lastState != .cameraUnplugged {
+                        announce(.cameraAbsent, name, describeError(error, besides: name))
+                    }
                     captureWait(environment.absentPollInterval)
                 default:
-                    announce(.sourceFailed, name, error.description, always: true)
+                    announce(.sourceFailed, name, describeError(error, besides: name), always: true)
                     retryLater()
                 }
                 continue

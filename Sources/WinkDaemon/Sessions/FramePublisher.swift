@@ -181,7 +181,8 @@ final class FramePublisher: @unchecked Sendable {
                                            message: "\(buffer.width)x\(buffer.height) \(opened.format.pixelFormat)"))
             } catch {
                 outputFailed = true
-                publish(status: StatusLine(state: .overlayOutputFailed, source: device, message: describeError(error)))
+                publish(status: StatusLine(state: .overlayOutputFailed, source: device,
+                                           message: describeError(error, besides: device)))
             }
         }
         guard let output else { return }
@@ -193,7 +194,8 @@ final class FramePublisher: @unchecked Sendable {
         } catch {
             closeOutput()
             outputFailed = true
-            publish(status: StatusLine(state: .overlayOutputFailed, source: device, message: describeError(error)))
+            publish(status: StatusLine(state: .overlayOutputFailed, source: device,
+                                       message: describeError(error, besides: device)))
         }
     }
 }
