@@ -95,6 +95,38 @@ public final class AnalyzerTable {
         suppressors = rows.map { row in row.suppressedBy.compactMap { name in rows.firstIndex { $0.event == name } } }
     }
 
+    /// A table of `rows` that carries on from `old` (a configuration reload between two frames): each row
+    /// equal to one of `old`'s (`AnalyzerRow` equality, wherever it stands) keeps its state, so a held smile
+    /// stays held when only the wink rows changed; a row of `old` that changed or is gone ends at `frame` if
+    /// it was active (its `ended` event, with its value at the last step, is appended to `events`), and a
+    /// new or changed row starts idle.
+    public convenience init(rows: [AnalyzerRow], continuing old: AnalyzerTable, frame: FrameInfo,
+                            into events: inout [ExpressionEvent]) {
+        self.init(rows: rows)
+        lastTime = old.lastTime
+        lastGates = old.lastGates
+        var carried = Array(repeating: false, count: old.rows.count)
+        for i in rows.indices {
+            guard let j = old.rows.indices.first(where: { !carried[$0] && old.rows[$0] == rows[i] }) else { continue }
+            carried[j] = true
+            states[i] = old.states[j]
+            values[i] = old.values[j]
+            blockedAtLastStep[i] = old.blockedAtLastStep[j]
+        }
+        for j in old.rows.indices where !carried[j] && old.states[j].phase == .active {
+            events.append(old.endedEvent(row: j, frame: frame, value: old.values[j]))
+        }
+    }
+
+    /// Row `index`'s `ended` event at `frame`, its duration counted from the onset.
+    private func endedEvent(row index: Int, frame: FrameInfo, value: Float) -> ExpressionEvent {
+        ExpressionEvent(
+            event: rows[index].event, phase: .ended, frame: frame.index, time: rounded(frame.time, places: 3),
+            value: rounded(Double(value), places: 2),
+            duration: rounded(frame.time - states[index].onsetTime, places: 3),
+            tMonoNs: frame.monotonicNanoseconds)
+    }
+
     /// Advances every row by one frame and appends the events it decides to `events`.
     ///
     /// - Parameter instant: the frame is a still image, a single instant: held rows start on their value
@@ -230,12 +262,7 @@ public final class AnalyzerTable {
     /// Ends every active held row at `frame` (emitting `ended`) and returns all rows to idle; for a lost face.
     public func reset(frame: FrameInfo, into events: inout [ExpressionEvent]) {
         for i in rows.indices {
-            if states[i].phase == .active {
-                events.append(ExpressionEvent(
-                    event: rows[i].event, phase: .ended, frame: frame.index, time: rounded(frame.time, places: 3),
-                    value: 0, duration: rounded(frame.time - states[i].onsetTime, places: 3),
-                    tMonoNs: frame.monotonicNanoseconds))
-            }
+            if states[i].phase == .active { events.append(endedEvent(row: i, frame: frame, value: 0)) }
             states[i] = RowState()
             blockedAtLastStep[i] = nil
             values[i] = 0

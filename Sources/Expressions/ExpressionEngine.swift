@@ -86,8 +86,10 @@ public final class ExpressionEngine {
     /// An engine with a reloaded configuration that carries on from `old` (a SIGHUP reload between two
     /// frames): the face stays present, unseen or lost as it was, with no `faceLost`/`faceFound` for the
     /// reload. With the same rows (`AnalyzerRow` equality, order included) the analyzer table itself carries
-    /// on, so a held smile stays held; with other rows, held expressions end at `frame` (their `ended`
-    /// events are in `events`) and the new table starts idle. Pass `old.calibration` to keep what was learned
+    /// on; with other rows, each row that is unchanged keeps its state (a held smile stays held when only the
+    /// wink rows changed), while a changed or removed row's held expression ends at `frame` (its `ended`
+    /// event, with the row's last value, is in `events`) and a new or changed row starts idle
+    /// (`AnalyzerTable.init(rows:continuing:frame:into:)`). Pass `old.calibration` to keep what was learned
     /// of the face (the caller does when the calibration settings and the prior are the same).
     public init(
         continuing old: ExpressionEngine, rows: [AnalyzerRow], model: CoefficientModel, gate: QualityGate,
@@ -96,8 +98,7 @@ public final class ExpressionEngine {
         if old.table.rows == rows {
             table = old.table
         } else {
-            old.table.reset(frame: frame, into: &events)
-            table = AnalyzerTable(rows: rows)
+            table = AnalyzerTable(rows: rows, continuing: old.table, frame: frame, into: &events)
         }
         self.model = model
         self.gate = gate

@@ -16,6 +16,12 @@ extension ModelTests {
 
         /// single_face.mp4 with a reload to `reloaded` before frame `at`: the events, as "name:phase@frame".
         func events(reloadingTo reloaded: Configuration?, at: Int = 28) throws -> [String] {
+            try rawEvents(reloadingTo: reloaded, at: at).map {
+                "\($0.event)\($0.phase.map { ":" + $0.rawValue } ?? "")@\($0.frame)"
+            }
+        }
+
+        func rawEvents(reloadingTo reloaded: Configuration?, at: Int) throws -> [ExpressionEvent] {
             var p = FramePipeline(configuration: Configuration(), predictor: sharedPredictor)
             let source = try SplicedSource(Self.clip)
             let buffer = PixelBuffer()
@@ -32,7 +38,7 @@ extension ModelTests {
             }
             p.finish()
             out += p.engine.events
-            return out.map { "\($0.event)\($0.phase.map { ":" + $0.rawValue } ?? "")@\($0.frame)" }
+            return out
         }
 
         @Test func anUnchangedReloadChangesNothing() throws {
@@ -53,6 +59,25 @@ extension ModelTests {
             let again = reloaded.filter { $0.hasPrefix("smile:began@") }.dropFirst()
             #expect(again.count == 1 && again.allSatisfy { Int($0.split(separator: "@")[1])! <= 40 }, "\(reloaded)")
             #expect(reloaded.contains("blink:occurred@30"), "\(reloaded)")
+            // Its `ended` carries the row's value at the last frame (the smile was still up), not 0.
+            let ended = try #require(
+                try rawEvents(reloadingTo: changed, at: 28).first { $0.event == "smile" && $0.phase == .ended })
+            #expect(ended.frame == 27 && (ended.value ?? 0) > 0.45, "\(ended)")
+        }
+
+        /// A newcomer's finding: a reload changing only the winkLeft row ended the held smile (`ended` with value
+        /// 0 while the smile read 0.95) and began it again: a hold-mode key let up and pressed again. Unchanged
+        /// rows now carry on.
+        @Test func aReloadOfOneRowKeepsTheOthersUnderWay() throws {
+            var changed = Configuration()
+            let wink = try #require(changed.analyzers.firstIndex { $0.event == "winkLeft" })
+            changed.analyzers[wink].enter = 0.72
+            let straight = try events(reloadingTo: nil)
+            #expect(try events(reloadingTo: changed) == straight)
+            // Reordered rows are the same rows.
+            var reordered = Configuration()
+            reordered.analyzers.reverse()
+            #expect(try events(reloadingTo: reordered) == straight)
         }
 
         @Test func aReloadKeepsWhatWasLearnedOfTheFaceWhenTheCalibrationIsTheSame() throws {
