@@ -16,8 +16,10 @@ public enum ConnectionEnd: Equatable, Sendable {
     case silent(Double)
     /// `shouldStop` returned true (a signal).
     case stopped
-    /// The map names events the daemon does not offer (its `hello`): a typo or a row the daemon's
-    /// configuration lacks. The session ends without reconnecting; `winkctl input` exits 78 naming them.
+    /// The map names events the daemon does not offer (its `hello`) at the session's first connection: a
+    /// typo or a row the daemon's configuration lacks. The session ends without reconnecting; `winkctl
+    /// input` exits 78 naming them. At a later connection (winkd restarted with another configuration) the
+    /// session goes on instead, as after a reload: those mappings stay idle until winkd offers them again.
     case unknownEvents([String], offered: [String])
 }
 
@@ -51,6 +53,10 @@ public final class InputSession {
     public var silenceLimit = 25.0
     /// First and largest reconnect delay, seconds.
     public var backoff: (first: Double, max: Double) = (0.5, 5.0)
+    /// Whether a connection has been greeted and subscribed to (the map's names were checked once).
+    private var hasSubscribed = false
+    /// Whether the last log line said the connection was lost (so the next subscription says it is back).
+    private var saidLost = false
 
     /// - Parameters:
     ///   - sleep: waits the given seconds (the caller makes it return early on a stop request).
@@ -78,6 +84,7 @@ public final class InputSession {
             if case .unknownEvents = end { return end }
             if greeted { delay = backoff.first }
             log("\(connector.path): \(Self.describe(end)); reconnecting in \(delay) s")
+            saidLost = true
             sleep(delay)
             if shouldStop() { return .stopped }
             delay = min(delay * 2, backoff.max)
@@ -107,11 +114,23 @@ public final class InputSession {
                   hello.type == "hello", (hello.protocol ?? "winkd") == "winkd" else {
                 return (.notWinkd("no winkd hello"), false)
             }
+            var names = engine.map.eventNames
             if let offered = hello.events {
-                let unknown = engine.map.eventNames.filter { !offered.contains($0) }
-                if !unknown.isEmpty { return (.unknownEvents(unknown, offered: offered), true) }
+                let unknown = names.filter { !offered.contains($0) }
+                if !unknown.isEmpty {
+                    if !hasSubscribed { return (.unknownEvents(unknown, offered: offered), true) }
+                    // winkd came back with another configuration: as after a reload, the rest go on.
+                    log("\(connector.path): winkd's configuration lacks events this map uses ("
+                        + unknown.joined(separator: ", ") + "); those mappings stay idle until it offers them again")
+                    names = names.filter { offered.contains($0) }
+                }
             }
-            try subscribe(connection)
+            try subscribe(connection, names: names)
+            hasSubscribed = true
+            if saidLost {
+                log("\(connector.path): connected again")
+                saidLost = false
+            }
             return (try serve(connection), true)
         } catch {
             log("\(error)")
@@ -122,8 +141,10 @@ public final class InputSession {
     /// The request id of the subscription sent at connection (1) and after each reload (2).
     private static let firstSubscription = 1, resubscription = 2
 
-    private func subscribe(_ connection: EventLineConnection, id: Int = firstSubscription) throws {
-        let names = engine.map.eventNames
+    /// Subscribes to `names` (by default every event the map uses).
+    private func subscribe(_ connection: EventLineConnection, id: Int = firstSubscription, names: [String]? = nil)
+        throws {
+        let names = names ?? engine.map.eventNames
         let line = try LineEncoder().string(Subscribe(id: id, events: names))
         try connection.send(line)
     }

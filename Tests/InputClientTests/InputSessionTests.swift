@@ -325,7 +325,41 @@ struct InputSessionTests {
         #expect(session.run(reconnect: true) == .stopped)
         #expect(sleeps == [0.5, 1.0, 0.5, 1.0, 2.0, 4.0, 5.0, 5.0])
         #expect(transcript.lines == ["press KEY_A", "release KEY_A"])
-        #expect(logs[2] == "/scripted.sock: connection closed; reconnecting in 0.5 s")
+        // A newcomer's finding: after "reconnecting" nothing said the connection was back.
+        #expect(logs[2] == "/scripted.sock: connected again", "\(logs)")
+        #expect(logs[3] == "/scripted.sock: connection closed; reconnecting in 0.5 s")
+        #expect(logs.filter { $0.hasSuffix("connected again") }.count == 1, "\(logs)")
+    }
+
+    /// A newcomer's finding: winkd restarted with a configuration lacking a mapped event made `winkctl input`
+    /// exit 78 (and its unit, `RestartPreventExitStatus=78`, stayed dead), while the same configuration by a
+    /// reload only idled those mappings. After the first connection, a restart is treated as a reload.
+    @Test func aRestartedDaemonWithoutAMappedEventIsSaidAndTheRestGoOn() throws {
+        let clock = ManualClock()
+        let lacking = #"{"type":"hello","protocol":"winkd","version":1,"events":["faceFound","faceLost","blink"]}"#
+        let first: [LineRead] = [.line(Self.hello), .line(Self.ndjson(face(0)))]
+        let second: [LineRead] = [.line(lacking), .line(Self.ndjson(face(0))), .line(Self.ndjson(occurred("blink", 3)))]
+        let connector = ScriptedConnector([first, second], clock: clock)
+        let map = try InputMap.parse(
+            Data(
+                (#"{"mappings": [{"event": "smile", "action": {"key": "KEY_ENTER"}},"#
+                    + #"{"event": "blink", "action": {"key": "KEY_B"}}]}"#).utf8))
+        let transcript = Transcript()
+        var sleeps: [Double] = []
+        var logs: [String] = []
+        let session = InputSession(
+            engine: MappingEngine(map: map, injector: PrintingInjector { transcript.append($0); return nil }),
+            connector: connector, clock: clock, sleep: { sleeps.append($0) }, log: { logs.append($0) },
+            shouldStop: { sleeps.count >= 2 })
+        #expect(session.run(reconnect: true) == .stopped)
+        #expect(connector.made.count == 2)
+        let resubscribed = connector.made.last?.sent ?? []
+        #expect(resubscribed.count == 1 && resubscribed[0].contains("blink") && !resubscribed[0].contains("smile"),
+                "\(resubscribed)")
+        #expect(logs.contains(
+            "/scripted.sock: winkd's configuration lacks events this map uses (smile); those mappings stay idle "
+                + "until it offers them again"), "\(logs)")
+        #expect(transcript.lines == tap("KEY_B"))
     }
 
     @Test func aPeerThatIsNotWinkdIsToldApartFromNoDaemon() throws {
