@@ -1,13 +1,23 @@
 #include "CNcurses.h"
 
+#define _XOPEN_SOURCE_EXTENDED 1
+#include <langinfo.h>
+#include <locale.h>
 #include <ncurses.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
 
 static SCREEN *screen = NULL;
 static int colours = 0;
 
 int wink_curses_start(void) {
     if (screen != NULL) return 0;
+    // ncursesw draws multibyte text in the locale's character set only: without this, in the "C" locale a
+    // file name's "é" or the title's "…" came out as "~@" (and took two cells). LC_CTYPE alone: number
+    // formatting stays the C locale's.
+    setlocale(LC_CTYPE, "");
     screen = newterm(NULL, stdout, stdin);
     if (screen == NULL) return -1;
     set_term(screen);
@@ -56,12 +66,33 @@ static attr_t attributes(int style) {
     }
 }
 
+int wink_curses_unicode(void) {
+    const char *set = nl_langinfo(CODESET);
+    return set != NULL && (strcmp(set, "UTF-8") == 0 || strcmp(set, "utf8") == 0);
+}
+
 void wink_curses_text(int row, int column, const char *text, int length, int style) {
     if (row < 0 || row >= LINES || column < 0 || column >= COLS || length <= 0) return;
-    if (length > COLS - column) length = COLS - column;
+    // Characters, not bytes, are clipped at the right edge (a 3-byte "…" cut "c clear" to "c cl").
+    wchar_t wide[512];
+    int count = 0;
+    mbstate_t state;
+    memset(&state, 0, sizeof state);
+    for (int i = 0; i < length && count < COLS - column && count < (int)(sizeof wide / sizeof *wide);) {
+        wchar_t c;
+        size_t used = mbrtowc(&c, text + i, (size_t)(length - i), &state);
+        if (used == 0) break;
+        if (used == (size_t)-1 || used == (size_t)-2) {  // not in the locale's character set: one '?'
+            c = L'?';
+            used = 1;
+            memset(&state, 0, sizeof state);
+        }
+        wide[count++] = c;
+        i += (int)used;
+    }
     attr_t a = attributes(style);
     if (a != A_NORMAL) attron(a);
-    mvaddnstr(row, column, text, length);
+    mvaddnwstr(row, column, wide, count);
     if (a != A_NORMAL) attroff(a);
 }
 

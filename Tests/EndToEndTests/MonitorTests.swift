@@ -16,14 +16,21 @@ struct MonitorTests {
         let daemon = Process()
         let pane: TmuxPane
 
-        init(columns: Int = 80, rows: Int = 24, options: [String] = []) throws {
+        /// - Parameters:
+        ///   - sourceName: a name to play the recording under (a symbolic link in the scratch folder).
+        ///   - locale: `LC_ALL` for the monitor (default: the test's environment).
+        init(columns: Int = 80, rows: Int = 24, options: [String] = [], sourceName: String? = nil,
+             locale: String? = nil) throws {
             dir = try Binaries.temporaryDirectory()
             socket = dir.appendingPathComponent("events.sock").path
+            var source = Binaries.fixture("video/single_face_wink_left.mp4")
+            if let sourceName {
+                let link = dir.appendingPathComponent(sourceName).path
+                try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: source)
+                source = link
+            }
             daemon.executableURL = Binaries.directory.appendingPathComponent("winkd")
-            daemon.arguments = [
-                "--source", Binaries.fixture("video/single_face_wink_left.mp4"), "--socket", socket,
-                "--pace", "realtime", "--loop",
-            ]
+            daemon.arguments = ["--source", source, "--socket", socket, "--pace", "realtime", "--loop"]
             let log = dir.appendingPathComponent("winkd.log")
             try #require(FileManager.default.createFile(atPath: log.path, contents: nil))
             daemon.standardError = try FileHandle(forWritingTo: log)
@@ -35,7 +42,7 @@ struct MonitorTests {
                 columns: columns, rows: rows,
                 command: [
                     "bash", "-c",
-                    "trap : INT; \"$0\" monitor --socket \"$1\" \"${@:2}\"; echo \"exit=$?\"; "
+                    (locale.map { "export LC_ALL=\($0); " } ?? "") + "trap : INT; \"$0\" monitor --socket \"$1\" \"${@:2}\"; echo \"exit=$?\"; "
                         + "echo \"stty=$(stty -a | tr ' ;' '\\n\\n' | grep -x -- '-*icanon\\|-*echo' | tr '\\n' ' "
                         + "')\"; "
                         + "sleep 300",
@@ -119,6 +126,22 @@ struct MonitorTests {
     }
 
     /// A newcomer's finding: `--events winkLeft` ("show these rows and events only") still drew all six rows.
+    /// A newcomer's finding: a shortened source name's "…" came out as "~@" (ncursesw without the locale)
+    /// and, counted in bytes, cut the key help to "c cl". In a UTF-8 locale the title shows "…" and every
+    /// key; in the C locale "~" (and "?" for the name's "é"), every key too.
+    @Test func aLongSourceNameIsShortenedWithinTheTitleInAnyLocale() throws {
+        for (locale, ellipsis, accent) in [("C.UTF-8", "…", "é"), ("C", "~", "?")] {
+            let s = try Session(
+                sourceName: "vidéo_\(String(repeating: "x", count: 60)).mp4", locale: locale)
+            let title = { String(s.pane.screen().split(separator: "\n").first ?? "") }
+            #expect(Wait.until { title().contains("source_opened") }, "\(locale): \(s.pane.screen())")
+            #expect(title().hasSuffix("  source_opened q quit  p pause  c clear"), "\(locale): \(title())")
+            #expect(title().contains("vid\(accent)o_xx") && title().contains("x\(ellipsis)  source_opened"),
+                    "\(locale): \(title())")
+            #expect(title().count == 80, "\(locale): \(title().count) \(title())")
+        }
+    }
+
     @Test func eventsLimitsTheRowsToo() throws {
         let s = try Session(options: ["--events", "winkLeft,faceFound"])
         #expect(Wait.until { s.row("winkLeft")?.contains("0.70/0.50") == true }, "\(s.pane.screen())")

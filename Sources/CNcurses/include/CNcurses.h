@@ -40,8 +40,15 @@ void wink_curses_size(int *rows, int *columns);
 /// ncurses sends just the differences, so redrawing everything each frame does not flicker).
 void wink_curses_erase(void);
 
-/// Writes at most `length` bytes of ASCII `text` at (row, column), clipped at the right edge, in `style`.
+/// Writes `length` bytes of `text` (in the locale's character set, UTF-8 in a UTF-8 locale) at (row,
+/// column) in `style`, clipped at the right edge: one cell per character (wide CJK characters are not
+/// measured), at most 512 characters. A byte that is not a character in the locale (UTF-8 text in the "C"
+/// locale) is drawn as '?'.
 void wink_curses_text(int row, int column, const char *text, int length, int style);
+
+/// 1 when the locale's character set (LC_CTYPE, from the environment at wink_curses_start) is UTF-8, so
+/// characters such as "…" can be drawn; 0 otherwise (the "C" locale: ASCII only).
+int wink_curses_unicode(void);
 
 /// Sends what changed since the last refresh to the terminal.
 void wink_curses_refresh(void);

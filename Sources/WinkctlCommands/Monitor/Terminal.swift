@@ -15,6 +15,16 @@ final class Terminal {
     /// - Throws: `TerminalError` when ncurses cannot use the terminal ($TERM unknown).
     init() throws {
         guard wink_curses_start() == 0 else { throw TerminalError() }
+        unicode = wink_curses_unicode() != 0
+    }
+
+    /// Whether the terminal's locale is UTF-8; otherwise text is drawn as ASCII (`Terminal.ascii(_:)`).
+    let unicode: Bool
+
+    /// `text` for a terminal whose locale is not UTF-8 (the "C" locale): "…" as "~", any other non-ASCII
+    /// character as "?", one cell each, so the layout's widths hold.
+    static func ascii(_ text: String) -> String {
+        String(text.map { $0.isASCII ? $0 : $0 == "…" ? "~" : "?" })
     }
 
     deinit { stop() }
@@ -34,8 +44,9 @@ final class Terminal {
     func draw(_ texts: [MonitorScreen.Text]) {
         wink_curses_erase()
         for t in texts {
-            t.text.withCString {
-                wink_curses_text(Int32(t.row), Int32(t.column), $0, Int32(t.text.utf8.count), t.style.rawValue)
+            let text = unicode ? t.text : Self.ascii(t.text)
+            text.withCString {
+                wink_curses_text(Int32(t.row), Int32(t.column), $0, Int32(text.utf8.count), t.style.rawValue)
             }
         }
         wink_curses_refresh()
