@@ -42,7 +42,8 @@ struct MonitorTests {
                 columns: columns, rows: rows,
                 command: [
                     "bash", "-c",
-                    (locale.map { "export LC_ALL=\($0); " } ?? "") + "trap : INT; \"$0\" monitor --socket \"$1\" \"${@:2}\"; echo \"exit=$?\"; "
+                    (locale.map { "export LC_ALL=\($0); " } ?? "")
+                        + "trap : INT; \"$0\" monitor --socket \"$1\" \"${@:2}\"; echo \"exit=$?\"; "
                         + "echo \"stty=$(stty -a | tr ' ;' '\\n\\n' | grep -x -- '-*icanon\\|-*echo' | tr '\\n' ' "
                         + "')\"; "
                         + "sleep 300",
