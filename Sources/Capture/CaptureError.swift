@@ -28,6 +28,7 @@ public enum CaptureErrorCode: ExitCodeKind {
     /// A decoder or library failure. Exit 70.
     case `internal`
 
+    /// 66 for `missing`/`unreadable`, 65 for `notMedia`, 70 for `internal`, 69 for the rest.
     public var exitCode: ExitCode {
         switch self {
         case .missing, .unreadable: .noInput

@@ -10,8 +10,11 @@ import Foundation
 public struct DeviceAccess: Sendable, Equatable {
     /// A user or group id with its name, when the name is known.
     public struct ID: Sendable, Equatable, CustomStringConvertible {
+        /// The numeric uid or gid.
         public var id: UInt32
+        /// The user or group name (`getpwuid_r`/`getgrgid_r`); nil when none is known.
         public var name: String?
+        /// The id `id` with its name, if known.
         public init(_ id: UInt32, _ name: String?) {
             self.id = id
             self.name = name
@@ -23,10 +26,13 @@ public struct DeviceAccess: Sendable, Equatable {
 
     /// The device node's owner, group and mode.
     public struct Node: Sendable, Equatable {
+        /// The node's owning user (`st_uid`).
         public var owner: ID
+        /// The node's group (`st_gid`).
         public var group: ID
         /// `st_mode`: the file type and permission bits.
         public var mode: UInt32
+        /// A node's facts; `mode` is the whole `st_mode`.
         public init(owner: ID, group: ID, mode: UInt32) {
             self.owner = owner
             self.group = group
@@ -61,6 +67,7 @@ public struct DeviceAccess: Sendable, Equatable {
     /// unit's `DevicePolicy=`/`DeviceAllow=` filter can deny a device whatever its mode.
     public var underSystemd: Bool
 
+    /// The facts as given (tests; `current(path:)` reads the real ones).
     public init(user: ID, groups: [ID], node: Node?, underSystemd: Bool) {
         self.user = user
         self.groups = groups

@@ -17,8 +17,10 @@ public struct FrameTransform: Sendable, Equatable {
     public var gain: Double = 1
     /// Standard deviation of added Gaussian sensor noise, in grey levels (deterministic seed).
     public var noise: Double = 0
+    /// Seed of the noise generator: the same seed gives the same noise.
     public var seed: UInt64 = 1
 
+    /// A transform; `degrees` counter-clockwise, `gain` a factor, `noise` a standard deviation in grey levels.
     public init(
         degrees: Double = 0, scale: Double = 1, flip: Bool = false, resizeFrame: Bool = true,
         gain: Double = 1, noise: Double = 0, seed: UInt64 = 1
@@ -36,24 +38,37 @@ public struct FrameTransform: Sendable, Equatable {
 /// Applies a `FrameTransform` to the grey plane of every frame of `base` (OpenCV `warpAffine`, bilinear).
 /// Only the grey plane is produced. Not thread-safe.
 public final class TransformedSource: FrameSource {
+    /// The source whose frames are transformed.
     public let base: FrameSource
+    /// What is done to each frame.
     public let transform: FrameTransform
     private let input = PixelBuffer()
     private let noise: SensorNoise
 
+    /// `base` seen through `transform`; `base` is read and closed through this source.
     public init(_ base: FrameSource, _ transform: FrameTransform) {
         self.base = base
         self.transform = transform
         noise = SensorNoise(sigma: transform.noise, seed: transform.seed)
     }
 
+    /// `base`'s name.
     public var name: String { base.name }
+    /// Whether `base` is live.
     public var isLive: Bool { base.isLive }
+    /// Whether `base` is a still image.
     public var isStill: Bool { base.isStill }
+    /// `base`'s expected frame count.
     public var expectedFrameCount: Int? { base.expectedFrameCount }
+    /// `base`'s nominal frames per second.
     public var nominalFrameRate: Double? { base.nominalFrameRate }
+    /// `base`'s damage note.
     public var damage: String? { base.damage }
 
+    /// Reads the next frame of `base` and writes its transformed grey plane into `buffer` (`bgr` untouched), at
+    /// the input size times `scale` (at least 8 pixels a side) when `resizeFrame`, else the input size.
+    /// - Returns: `base`'s frame info unchanged; nil at its end.
+    /// - Throws: `base`'s errors; `CaptureError.internal` (exit 70) when the warp fails.
     public func read(into buffer: PixelBuffer) throws -> FrameInfo? {
         guard let info = try base.read(into: input) else { return nil }
         let w = transform.resizeFrame ? max(8, Int((Double(input.width) * transform.scale).rounded())) : input.width
@@ -72,6 +87,7 @@ public final class TransformedSource: FrameSource {
         return info
     }
 
+    /// Closes `base`.
     public func close() { base.close() }
 }
 
@@ -84,10 +100,16 @@ public final class RepeatedFrameSource: FrameSource {
     private var index = 0
     private let noise: SensorNoise
 
+    /// `base`'s name.
     public let name: String
+    /// False: frames are made as fast as they are read.
     public let isLive = false
+    /// `framesPerSecond`.
     public var nominalFrameRate: Double? { rate }
 
+    /// Reads the first frame of `base` to repeat `seconds * framesPerSecond` times (rounded down), with
+    /// Gaussian noise of standard deviation `noise` grey levels (fixed seed). `base` is not kept.
+    /// - Throws: `base`'s read errors; `CaptureError.notMedia` (exit 65) when `base` has no frame.
     public init(_ base: FrameSource, seconds: Double, framesPerSecond: Double = 30, noise: Double = 2) throws {
         name = base.name
         rate = framesPerSecond
@@ -98,6 +120,8 @@ public final class RepeatedFrameSource: FrameSource {
         self.noise = SensorNoise(sigma: noise, seed: 7)
     }
 
+    /// The next copy (grey plane and, when both buffers want colour, BGR) with fresh noise; frame i is at
+    /// i / `framesPerSecond` seconds, and its monotonic time is the same in nanoseconds. nil after the last.
     public func read(into buffer: PixelBuffer) throws -> FrameInfo? {
         guard index < frames else { return nil }
         buffer.copy(from: first)
@@ -107,6 +131,7 @@ public final class RepeatedFrameSource: FrameSource {
             index: index, time: Double(index) / rate, monotonicNanoseconds: UInt64(Double(index) / rate * 1e9))
     }
 
+    /// Does nothing (the first frame was copied at init).
     public func close() {}
 }
 

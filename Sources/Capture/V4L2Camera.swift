@@ -26,9 +26,11 @@ public final class V4L2Camera: FrameSource {
         /// `maximumHeight` that reaches `framesPerSecond`. When the exact size is not offered, the nearest
         /// offered one is used.
         public var width: Int?
+        /// Exact height wanted in pixels; see `width`.
         public var height: Int?
         /// Upper bound for the automatic size choice, in pixels (default 640x480).
         public var maximumWidth: Int
+        /// Upper bound for the automatic height choice, in pixels; see `maximumWidth`.
         public var maximumHeight: Int
         /// Frames per second wanted (default 30).
         public var framesPerSecond: Double
@@ -37,6 +39,7 @@ public final class V4L2Camera: FrameSource {
         /// How many mmap buffers to request (default 4; the driver may grant more or fewer).
         public var bufferCount: Int
 
+        /// Settings; sizes in pixels, `framesPerSecond` in frames a second, `timeout` in seconds.
         public init(
             width: Int? = nil, height: Int? = nil, maximumWidth: Int = 640, maximumHeight: Int = 480,
             framesPerSecond: Double = 30, timeout: Double = 2, bufferCount: Int = 4
@@ -53,6 +56,7 @@ public final class V4L2Camera: FrameSource {
 
     /// The path the camera was opened with (a `/dev/v4l/by-id/...` name or `/dev/videoN`).
     public let name: String
+    /// True: a live camera.
     public let isLive = true
     /// The frame rate the driver settled on, when it reports one.
     public private(set) var nominalFrameRate: Double?

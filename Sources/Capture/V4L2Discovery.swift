@@ -16,6 +16,7 @@ public struct V4L2DeviceDescription: Hashable, Sendable {
     /// Formats with sizes and rates (empty when discovery was asked not to enumerate them).
     public var formats: [V4L2FormatOffer]
 
+    /// A description of the node at `path`.
     public init(path: String, stableName: String?, capability: V4L2Capability, formats: [V4L2FormatOffer]) {
         self.path = path
         self.stableName = stableName
@@ -34,6 +35,7 @@ public struct V4L2DeviceList: Sendable {
     /// Nodes that could not be opened or queried (e.g. no permission), each a one-line error.
     public var problems: [CaptureError]
 
+    /// A list of `devices` and the `problems` met finding them.
     public init(devices: [V4L2DeviceDescription], problems: [CaptureError] = []) {
         self.devices = devices
         self.problems = problems

@@ -11,6 +11,7 @@ public struct V4L2FrameSizeOffer: Hashable, Sendable {
     /// empty when the driver does not enumerate intervals.
     public var intervals: [V4L2FrameIntervalEntry]
 
+    /// A size entry with the intervals offered at it.
     public init(entry: V4L2FrameSizeEntry, intervals: [V4L2FrameIntervalEntry]) {
         self.entry = entry
         self.intervals = intervals
@@ -51,9 +52,12 @@ public struct V4L2FrameSizeOffer: Hashable, Sendable {
 /// A pixel format a device offers, with its frame sizes and rates: what `winkctl cameras` lists and what
 /// size negotiation chooses from.
 public struct V4L2FormatOffer: Hashable, Sendable {
+    /// The `VIDIOC_ENUM_FMT` entry.
     public var format: V4L2FormatEntry
+    /// Its frame sizes in the driver's order, each with its intervals (empty when not enumerated).
     public var sizes: [V4L2FrameSizeOffer]
 
+    /// A format with its sizes.
     public init(format: V4L2FormatEntry, sizes: [V4L2FrameSizeOffer]) {
         self.format = format
         self.sizes = sizes

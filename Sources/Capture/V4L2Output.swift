@@ -25,6 +25,7 @@ public protocol V4L2OutputSyscalls: AnyObject {
 }
 
 extension V4L2OutputSyscalls {
+    /// `DeviceAccess.current(path:)`.
     public func deviceAccess(_ path: String) -> DeviceAccess { DeviceAccess.current(path: path) }
 }
 
@@ -36,20 +37,26 @@ extension V4L2Capabilities {
 /// `V4L2OutputSyscalls` on the kernel (`open(2)`, `ioctl(2)` through `v4l2_ioctl`, which passes a descriptor
 /// libv4l2 did not open straight to the kernel, `write(2)`). Stateless; safe to share.
 public final class KernelV4L2OutputSyscalls: V4L2OutputSyscalls, @unchecked Sendable {
+    /// The kernel's calls.
     public init() {}
 
+    /// `open(2)` with `O_RDWR | O_NONBLOCK | O_CLOEXEC`. - Throws: its `Errno`.
     public func open(_ path: String) throws(Errno) -> Int32 {
         let fd = Glibc.open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         if fd < 0 { throw Errno(code: errno) }
         return fd
     }
 
+    /// `close(2)`; its result is ignored.
     public func close(_ fd: Int32) { _ = Glibc.close(fd) }
 
+    /// `VIDIOC_QUERYCAP` (as `LibV4L2Syscalls`). - Throws: the ioctl's `Errno`.
     public func queryCapability(_ fd: Int32) throws(Errno) -> V4L2Capability {
         try LibV4L2Syscalls().queryCapability(fd)
     }
 
+    /// `VIDIOC_S_FMT` for `V4L2_BUF_TYPE_VIDEO_OUTPUT`, progressive, sRGB, with `format`'s size, stride and image
+    /// size. - Returns: the format the driver set. - Throws: the ioctl's `Errno`.
     public func setOutputFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(Errno) -> V4L2ImageFormat {
         var f = v4l2_format()
         f.type = V4L2_BUF_TYPE_VIDEO_OUTPUT.rawValue
@@ -67,6 +74,7 @@ public final class KernelV4L2OutputSyscalls: V4L2OutputSyscalls, @unchecked Send
             bytesPerLine: Int(f.fmt.pix.bytesperline), sizeImage: Int(f.fmt.pix.sizeimage))
     }
 
+    /// One `write(2)`. - Returns: the bytes written (possibly fewer). - Throws: its `Errno` (`EAGAIN` when full).
     public func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
         let n = Glibc.write(fd, bytes.baseAddress, bytes.count)
         if n < 0 { throw Errno(code: errno) }

@@ -57,6 +57,7 @@ public protocol V4L2Syscalls: AnyObject {
 }
 
 extension V4L2Syscalls {
+    /// `DeviceAccess.current(path:)`.
     public func deviceAccess(_ path: String) -> DeviceAccess { DeviceAccess.current(path: path) }
 }
 
@@ -66,6 +67,7 @@ extension V4L2Syscalls {
 /// `YUV420` or `YVU420` asked for with `VIDIOC_S_FMT`, and lists those as emulated formats in
 /// `VIDIOC_ENUM_FMT`. Stateless; safe to share.
 public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
+    /// libv4l2's calls.
     public init() {}
 
     private static let captureType = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
@@ -97,14 +99,17 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
         withUnsafeBytes(of: tuple) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
     }
 
+    /// `v4l2_open` with `O_RDWR | O_NONBLOCK | O_CLOEXEC`. - Throws: its `Errno`.
     public func open(_ path: String) throws(Errno) -> Int32 {
         let fd = CLinux_v4l2_open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         if fd < 0 { throw Errno(code: errno) }
         return fd
     }
 
+    /// `v4l2_close`; its result is ignored.
     public func close(_ fd: Int32) { _ = v4l2_close(fd) }
 
+    /// `VIDIOC_QUERYCAP`. - Throws: the ioctl's `Errno`.
     public func queryCapability(_ fd: Int32) throws(Errno) -> V4L2Capability {
         var cap = v4l2_capability()
         try call(fd, CLinux_VIDIOC_QUERYCAP, &cap)
@@ -114,6 +119,7 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
                               deviceCapabilities: V4L2Capabilities(rawValue: cap.device_caps))
     }
 
+    /// `VIDIOC_ENUM_FMT` (capture) at `index`; nil past the last (`EINVAL`). - Throws: any other `Errno`.
     public func enumerateFormat(_ fd: Int32, index: Int) throws(Errno) -> V4L2FormatEntry? {
         var desc = v4l2_fmtdesc()
         desc.index = UInt32(index)
@@ -125,6 +131,8 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
                                isEmulated: desc.flags & UInt32(V4L2_FMT_FLAG_EMULATED) != 0)
     }
 
+    /// `VIDIOC_ENUM_FRAMESIZES`; a stepwise step of 0 is reported as 1. nil past the last (`EINVAL`).
+    /// - Throws: any other `Errno`.
     public func enumerateFrameSize(_ fd: Int32, pixelFormat: PixelFormat, index: Int) throws(Errno)
         -> V4L2FrameSizeEntry?
     {
@@ -141,6 +149,7 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
                          step: FrameSize(width: max(1, Int(s.step_width)), height: max(1, Int(s.step_height))))
     }
 
+    /// `VIDIOC_ENUM_FRAMEINTERVALS` at `size`; nil past the last (`EINVAL`). - Throws: any other `Errno`.
     public func enumerateFrameInterval(_ fd: Int32, pixelFormat: PixelFormat, size: FrameSize, index: Int)
         throws(Errno) -> V4L2FrameIntervalEntry?
     {
@@ -159,6 +168,8 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
                          step: Fraction(s.step.numerator, s.step.denominator))
     }
 
+    /// `VIDIOC_S_FMT` (capture, progressive) for `format`'s pixel format and size. - Returns: the format set,
+    /// with the driver's stride and image size. - Throws: the ioctl's `Errno`.
     public func setFormat(_ fd: Int32, _ format: V4L2ImageFormat) throws(Errno) -> V4L2ImageFormat {
         var f = v4l2_format()
         f.type = Self.captureType
@@ -172,6 +183,8 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
                                bytesPerLine: Int(f.fmt.pix.bytesperline), sizeImage: Int(f.fmt.pix.sizeimage))
     }
 
+    /// `VIDIOC_S_PARM` with `timeperframe = interval` (seconds). - Returns: the interval set.
+    /// - Throws: the ioctl's `Errno`.
     public func setFrameInterval(_ fd: Int32, _ interval: Fraction) throws(Errno) -> Fraction {
         var parm = v4l2_streamparm()
         parm.type = Self.captureType
@@ -181,6 +194,7 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
         return Fraction(t.numerator, t.denominator)
     }
 
+    /// `VIDIOC_REQBUFS` for `count` mmap buffers. - Returns: the number granted. - Throws: the ioctl's `Errno`.
     public func requestBuffers(_ fd: Int32, count: Int) throws(Errno) -> Int {
         var request = v4l2_requestbuffers()
         request.count = UInt32(count)
@@ -198,17 +212,21 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
         return buffer
     }
 
+    /// `VIDIOC_QUERYBUF`: buffer `index`'s mmap offset and length in bytes. - Throws: the ioctl's `Errno`.
     public func queryBuffer(_ fd: Int32, index: Int) throws(Errno) -> V4L2BufferLocation {
         var b = buffer(index: index)
         try call(fd, CLinux_VIDIOC_QUERYBUF, &b)
         return V4L2BufferLocation(offset: Int(b.m.offset), length: Int(b.length))
     }
 
+    /// `VIDIOC_QBUF` of buffer `index`. - Throws: the ioctl's `Errno`.
     public func queueBuffer(_ fd: Int32, index: Int) throws(Errno) {
         var b = buffer(index: index)
         try call(fd, CLinux_VIDIOC_QBUF, &b)
     }
 
+    /// `VIDIOC_DQBUF`; the buffer's `timeval` is converted to nanoseconds (negative fields read as 0).
+    /// - Throws: the ioctl's `Errno` (`EAGAIN` when no buffer is ready).
     public func dequeueBuffer(_ fd: Int32) throws(Errno) -> V4L2DequeuedBuffer {
         var b = buffer(index: 0)
         try call(fd, CLinux_VIDIOC_DQBUF, &b)
@@ -218,24 +236,30 @@ public final class LibV4L2Syscalls: V4L2Syscalls, @unchecked Sendable {
                                   timestampNanoseconds: ns)
     }
 
+    /// `VIDIOC_STREAMON` (capture). - Throws: the ioctl's `Errno`.
     public func streamOn(_ fd: Int32) throws(Errno) {
         var type = Int32(Self.captureType)
         try call(fd, CLinux_VIDIOC_STREAMON, &type)
     }
 
+    /// `VIDIOC_STREAMOFF` (capture). - Throws: the ioctl's `Errno`.
     public func streamOff(_ fd: Int32) throws(Errno) {
         var type = Int32(Self.captureType)
         try call(fd, CLinux_VIDIOC_STREAMOFF, &type)
     }
 
+    /// `v4l2_mmap` of `length` bytes at `offset`, read-write, shared. - Throws: its `Errno` (`MAP_FAILED`).
     public func mapBuffer(_ fd: Int32, length: Int, offset: Int) throws(Errno) -> UnsafeMutableRawPointer {
         let address = v4l2_mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, Int64(offset))
         guard let address, address != MAP_FAILED else { throw Errno(code: errno) }
         return address
     }
 
+    /// `v4l2_munmap`; its result is ignored.
     public func unmapBuffer(_ address: UnsafeMutableRawPointer, length: Int) { _ = v4l2_munmap(address, length) }
 
+    /// `poll(2)` for `POLLIN`, `timeoutMilliseconds` milliseconds. - Returns: true when any event came.
+    /// - Throws: its `Errno` (`EINTR` included).
     public func poll(_ fd: Int32, timeoutMilliseconds: Int32) throws(Errno) -> Bool {
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         let n = Glibc.poll(&descriptor, 1, timeoutMilliseconds)

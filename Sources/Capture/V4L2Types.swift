@@ -5,7 +5,9 @@ import Glibc
 /// A V4L2 pixel format: a FourCC code as in `<linux/videodev2.h>` (`v4l2_fourcc(a, b, c, d)`, `a` in the
 /// low byte).
 public struct PixelFormat: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The FourCC code, first character in the low byte.
     public var rawValue: UInt32
+    /// The format with code `rawValue`.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Builds a code from its four characters, e.g. `PixelFormat("YUYV")`. Missing characters are spaces.
@@ -34,12 +36,15 @@ public struct PixelFormat: RawRepresentable, Hashable, Sendable, CustomStringCon
         return String(decoding: bytes.map { (0x20..<0x7f).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
     }
 
+    /// `fourCC`.
     public var description: String { fourCC }
 }
 
 /// Capability bits of `struct v4l2_capability` (`V4L2_CAP_*`).
 public struct V4L2Capabilities: OptionSet, Hashable, Sendable {
+    /// The `V4L2_CAP_*` bits.
     public var rawValue: UInt32
+    /// The set with bits `rawValue`.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     /// `V4L2_CAP_VIDEO_CAPTURE`: a single-planar video capture device.
     public static let videoCapture = V4L2Capabilities(rawValue: 0x0000_0001)
@@ -66,6 +71,7 @@ public struct V4L2Capability: Hashable, Sendable {
     /// Capabilities of this node (valid when `capabilities` contains `.deviceCaps`).
     public var deviceCapabilities: V4L2Capabilities
 
+    /// A capability answer; `capabilities` and `deviceCapabilities` as the ioctl fills them.
     public init(driver: String, card: String, busInfo: String, capabilities: V4L2Capabilities,
                 deviceCapabilities: V4L2Capabilities) {
         self.driver = driver
@@ -83,6 +89,7 @@ public struct V4L2Capability: Hashable, Sendable {
 
 /// One entry of `VIDIOC_ENUM_FMT` (`struct v4l2_fmtdesc`).
 public struct V4L2FormatEntry: Hashable, Sendable {
+    /// The format's FourCC.
     public var pixelFormat: PixelFormat
     /// The driver's description, e.g. "Motion-JPEG".
     public var description: String
@@ -91,6 +98,7 @@ public struct V4L2FormatEntry: Hashable, Sendable {
     /// `V4L2_FMT_FLAG_EMULATED`: not offered by the hardware but converted by libv4l2.
     public var isEmulated: Bool
 
+    /// An entry; the flags default to false.
     public init(pixelFormat: PixelFormat, description: String, isCompressed: Bool = false, isEmulated: Bool = false) {
         self.pixelFormat = pixelFormat
         self.description = description
@@ -101,12 +109,16 @@ public struct V4L2FormatEntry: Hashable, Sendable {
 
 /// A width and height in pixels.
 public struct FrameSize: Hashable, Sendable, CustomStringConvertible {
+    /// Width in pixels.
     public var width: Int
+    /// Height in pixels.
     public var height: Int
+    /// A size in pixels.
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
     }
+    /// `WIDTHxHEIGHT`, e.g. "640x480".
     public var description: String { "\(width)x\(height)" }
 }
 
@@ -121,8 +133,11 @@ public enum V4L2FrameSizeEntry: Hashable, Sendable {
 
 /// A time in seconds as a fraction (`struct v4l2_fract`), e.g. a frame interval of 1/30 s.
 public struct Fraction: Hashable, Sendable {
+    /// The numerator (seconds, for an interval).
     public var numerator: UInt32
+    /// The denominator.
     public var denominator: UInt32
+    /// `numerator / denominator` seconds.
     public init(_ numerator: UInt32, _ denominator: UInt32) {
         self.numerator = numerator
         self.denominator = denominator
@@ -143,15 +158,18 @@ public enum V4L2FrameIntervalEntry: Hashable, Sendable {
 
 /// The single-planar image format set with `VIDIOC_S_FMT` (`struct v4l2_pix_format`).
 public struct V4L2ImageFormat: Hashable, Sendable {
+    /// The format's FourCC.
     public var pixelFormat: PixelFormat
     /// Size in pixels.
     public var width: Int
+    /// Height in pixels.
     public var height: Int
     /// Bytes from one row to the next (0 when asking: the driver fills it in).
     public var bytesPerLine: Int
     /// Bytes of one whole image (0 when asking).
     public var sizeImage: Int
 
+    /// A format; `bytesPerLine` and `sizeImage` (bytes) default to 0, for the driver to fill in.
     public init(pixelFormat: PixelFormat, width: Int, height: Int, bytesPerLine: Int = 0, sizeImage: Int = 0) {
         self.pixelFormat = pixelFormat
         self.width = width
@@ -163,7 +181,9 @@ public struct V4L2ImageFormat: Hashable, Sendable {
 
 /// Flags of `struct v4l2_buffer` (`V4L2_BUF_FLAG_*`).
 public struct V4L2BufferFlags: OptionSet, Hashable, Sendable {
+    /// The `V4L2_BUF_FLAG_*` bits.
     public var rawValue: UInt32
+    /// The set with bits `rawValue`.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     /// `V4L2_BUF_FLAG_ERROR`: the data may be corrupt (a USB transfer error, for example).
     public static let error = V4L2BufferFlags(rawValue: 0x0000_0040)
@@ -186,12 +206,14 @@ public struct V4L2DequeuedBuffer: Hashable, Sendable {
     public var index: Int
     /// Bytes of image data in the buffer.
     public var bytesUsed: Int
+    /// The buffer's flags (error, timestamp clock).
     public var flags: V4L2BufferFlags
     /// The driver's frame counter (gaps mean dropped frames).
     public var sequence: UInt32
     /// Capture time in nanoseconds from `timestamp` (a `struct timeval`), on the clock `flags` name.
     public var timestampNanoseconds: UInt64
 
+    /// A dequeued buffer; `bytesUsed` in bytes, `timestampNanoseconds` in nanoseconds.
     public init(index: Int, bytesUsed: Int, flags: V4L2BufferFlags, sequence: UInt32, timestampNanoseconds: UInt64) {
         self.index = index
         self.bytesUsed = bytesUsed
@@ -203,8 +225,11 @@ public struct V4L2DequeuedBuffer: Hashable, Sendable {
 
 /// Where a requested buffer lives, from `VIDIOC_QUERYBUF`: the `mmap(2)` offset and length in bytes.
 public struct V4L2BufferLocation: Hashable, Sendable {
+    /// The `mmap(2)` offset, bytes.
     public var offset: Int
+    /// The buffer's length, bytes.
     public var length: Int
+    /// A location; both in bytes.
     public init(offset: Int, length: Int) {
         self.offset = offset
         self.length = length

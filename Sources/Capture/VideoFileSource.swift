@@ -10,11 +10,15 @@ import WinkCore
 /// `clock` when
 /// the frame is decoded (the daemon's pacer overrides it with the release time). Not thread-safe.
 public final class VideoFileSource: FrameSource {
+    /// The path the video was opened with.
     public let name: String
+    /// False: frames are read as fast as asked.
     public let isLive = false
+    /// The container's nominal frames per second; nil when it does not say.
     public private(set) var nominalFrameRate: Double?
     /// Frame size in pixels.
     public let width: Int
+    /// Frame height in pixels.
     public let height: Int
     private var video: OpaquePointer?
     private var index = 0
@@ -136,6 +140,10 @@ public final class VideoFileSource: FrameSource {
         }
     }
 
+    /// Decodes the next frame into `buffer` (grey; BGR too when it wants colour). `time` is strictly increasing:
+    /// a missing or repeated timestamp becomes the last time plus one nominal interval (1/30 s if unknown).
+    /// - Returns: nil at the end of the file (or after `close()`).
+    /// - Throws: `CaptureError.internal` (exit 70) when the decoder fails.
     public func read(into buffer: PixelBuffer) throws -> FrameInfo? {
         guard let video else { return nil }
         buffer.resize(width: width, height: height)
@@ -163,6 +171,7 @@ public final class VideoFileSource: FrameSource {
         return FrameInfo(index: index, time: time, monotonicNanoseconds: clock.nanoseconds())
     }
 
+    /// Closes the file; `damage` is kept. Idempotent.
     public func close() {
         if let video { wm_video_close(video) }
         video = nil
@@ -172,14 +181,19 @@ public final class VideoFileSource: FrameSource {
 /// A still image (any format OpenCV's `imread` decodes, through the WinkCodecs plugin loaded on first
 /// use) delivered as a single frame at time 0.
 public final class StillImageSource: FrameSource {
+    /// The image's path.
     public let name: String
+    /// False: a file.
     public let isLive = false
     /// Always true: one instant.
     public let isStill = true
     /// One frame.
     public let expectedFrameCount: Int? = 1
+    /// nil: a still has no rate.
     public let nominalFrameRate: Double? = nil
+    /// Image width in pixels.
     public let width: Int
+    /// Image height in pixels.
     public let height: Int
     /// See `FrameSource.damage`: a PNG or JPEG that ends before its own end or whose PNG checksums fail
     /// (`wm_image_damage`); OpenCV decodes what it can of it.
@@ -204,6 +218,8 @@ public final class StillImageSource: FrameSource {
         damage = imageDamage(at: path)
     }
 
+    /// Decodes the image into `buffer` (grey; BGR too when it wants colour) as frame 0 at time 0; nil afterwards.
+    /// - Throws: `CaptureError.notMedia` (exit 65) when the image no longer decodes at the probed size.
     public func read(into buffer: PixelBuffer) throws -> FrameInfo? {
         guard !delivered else { return nil }
         buffer.resize(width: width, height: height)
@@ -217,6 +233,7 @@ public final class StillImageSource: FrameSource {
         return FrameInfo(index: 0, time: 0, monotonicNanoseconds: clock.nanoseconds())
     }
 
+    /// Does nothing: the file is opened only while it is read.
     public func close() {}
 }
 

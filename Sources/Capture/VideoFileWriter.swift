@@ -16,6 +16,7 @@ public enum VideoWriteErrorCode: ExitCodeKind {
     /// The encoder could not be set up, or a frame of the wrong size was given. Exit 70.
     case `internal`
 
+    /// 73 for `cannotCreate`, 74 for `writeFailed`, 70 for `internal`.
     public var exitCode: ExitCode {
         switch self {
         case .cannotCreate: .cannotCreate
@@ -47,6 +48,7 @@ public final class VideoFileWriter: FrameSink {
     public let path: String
     /// Frame size in pixels.
     public let width: Int
+    /// Frame height in pixels.
     public let height: Int
     /// The libavcodec encoder in use: "libx264", or "mpeg4" after a fallback.
     public let encoder: String
@@ -55,6 +57,7 @@ public final class VideoFileWriter: FrameSink {
     /// One line saying that no H.264 encoder was found and which one writes the video instead; nil when one
     /// of the `encoders` asked for is in use.
     public let fallbackNote: String?
+    /// Frames written so far.
     public private(set) var frameCount = 0
     private var handle: OpaquePointer?
     /// The temporary file being written, renamed over `path` by `finish()`.
@@ -191,6 +194,7 @@ public final class VideoFileWriter: FrameSink {
 public struct MediaStream: Sendable, Equatable {
     /// The stream's media type (subtitles, data and attachments are `other`).
     public enum Kind: Sendable, Equatable { case video, audio, other }
+    /// Video, audio or other.
     public var kind: Kind
     /// libavcodec's codec name: "h264", "mpeg4", "hevc", "aac", "mp3"...
     public var codec: String

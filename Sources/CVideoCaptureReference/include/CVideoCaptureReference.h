@@ -11,10 +11,12 @@
 extern "C" {
 #endif
 
+/// An open cv::VideoCapture and its last frame.
 typedef struct vcr_video vcr_video;
 
 /// cv::VideoCapture(path, CAP_FFMPEG); NULL if it does not open.
 vcr_video *vcr_open(const char *path);
+/// Releases the capture and frees the handle. NULL is ignored.
 void vcr_close(vcr_video *video);
 /// Reads the next frame into `gray` (COLOR_BGR2GRAY of VideoCapture's BGR frame, which must be
 /// `width` x `height`) and its CAP_PROP_POS_MSEC. Returns 1 for a frame, 0 at the end, -1 for a size mismatch.

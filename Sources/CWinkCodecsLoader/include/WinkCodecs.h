@@ -24,13 +24,16 @@ extern "C" {
 /// Bumped when the table below changes; the loader refuses a plugin of another version.
 #define WINK_CODECS_API_VERSION 1
 
+/// What a codec call did.
 typedef enum wink_codecs_status {
     WINK_CODECS_OK = 0,
     WINK_CODECS_FAILED = 1,  // the codec refused the file (not decodable, cannot be written)
     WINK_CODECS_ERROR = 2,   // OpenCV threw (out of memory, codec missing); `message` says what
 } wink_codecs_status;
 
+/// The plugin's functions. `message` arguments receive a one-line reason (`message_len` bytes, terminated).
 typedef struct wink_codecs_api {
+    /// WINK_CODECS_API_VERSION of the plugin that filled the table.
     int version;
     /// cv::imread(path, flags) into the cv::Mat at `out_mat`; WINK_CODECS_FAILED when the result is empty.
     wink_codecs_status (*imread)(const char *path, int flags, void *out_mat, char *message, size_t message_len);

@@ -17,6 +17,7 @@
 extern "C" {
 #endif
 
+/// What a call did; the comments say when each failure is returned.
 typedef enum wm_status {
     WM_OK = 0,
     WM_END = 1,            // no more frames
@@ -29,6 +30,7 @@ typedef enum wm_status {
     WM_WRITE_FAILED = 8,   // the output was created but writing it failed (a full disk, an I/O error)
 } wm_status;
 
+/// An open recorded video and its decoder state.
 typedef struct wm_video wm_video;
 
 /// Opens a recorded video (the first video stream of any container and codec FFmpeg reads; a regular file)
@@ -43,6 +45,7 @@ wm_status wm_video_open(const char *path, wm_video **out, char *message, size_t 
 /// 16384 pixels a side and 8192x8192 in all, twice 8K UHD; decoding them takes about 400 MB.
 #define WM_MAX_FRAME_SIDE 16384
 #define WM_MAX_FRAME_PIXELS (8192LL * 8192LL)
+/// Closes the file and frees the decoder. NULL is ignored.
 void wm_video_close(wm_video *video);
 /// Frame size in pixels and the container's nominal frame rate (0 if unknown).
 void wm_video_info(const wm_video *video, int *width, int *height, double *fps);
@@ -91,17 +94,22 @@ wm_status wm_image_probe(const char *path, int *width, int *height, char *messag
 /// when whole, unreadable or of another format (not judged). Thread-safe.
 int wm_image_damage(const char *path, char *message, size_t message_len);
 /// Decodes a still image into grey (and BGR if not NULL) planes of the size wm_image_probe gave.
+/// WM_BAD_ARGUMENT for a NULL `path` or `gray` or a size other than the image's; wm_image_probe's failures
+/// otherwise.
 wm_status wm_image_read(const char *path, int width, int height, uint8_t *gray, uint8_t *bgr);
 
 /// Resamples a grey plane (`width` x `height`, stride = width) into `out` (`out_width` x `out_height`)
 /// with OpenCV `warpAffine` (bilinear, border replicated): rotation by `degrees` (counter-clockwise in the
 /// image, as cv::getRotationMatrix2D) about the image centre, uniform `scale`, and a horizontal flip first
 /// when `flip` is non-zero. The result is centred in `out`. Used to derive test variants from recordings.
+/// WM_BAD_ARGUMENT for a NULL plane, a non-positive size or a `scale` not above 0; WM_INTERNAL when OpenCV
+/// throws. Thread-safe.
 wm_status wm_warp_gray(const uint8_t *gray, int width, int height, double degrees, double scale, int flip,
                        uint8_t *out, int out_width, int out_height);
 
 // MARK: Writing video files
 
+/// A video file being written; one thread at a time.
 typedef struct wm_writer wm_writer;
 
 /// Creates a video file at `path` (truncating it), its container chosen by the extension as FFmpeg's

@@ -19,6 +19,7 @@
 extern "C" {
 #endif
 
+/// What a call did; the comments say when each failure is returned.
 typedef enum wo_status {
     WO_OK = 0,
     WO_MISSING = 1,        // the file does not exist
@@ -52,8 +53,11 @@ typedef struct wo_image wo_image;
 /// WO_MAX_IMAGE_SIDE a side or WO_MAX_IMAGE_PIXELS in all is refused (WO_TOO_LARGE) before decoding.
 /// On failure `message` (if not NULL) receives a one-line reason without the path.
 wo_status wo_png_decode(const char *path, wo_image **out, char *message, size_t message_len);
+/// Frees the image. NULL is ignored.
 void wo_image_destroy(wo_image *image);
+/// The image's width in pixels (the image must not be NULL).
 int wo_image_width(const wo_image *image);
+/// The image's height in pixels (the image must not be NULL).
 int wo_image_height(const wo_image *image);
 /// `width * height * 4` bytes, R G B A, straight alpha. Owned by the image.
 const uint8_t *wo_image_rgba(const wo_image *image);
@@ -63,8 +67,11 @@ const uint8_t *wo_image_rgba(const wo_image *image);
 typedef struct wo_layer wo_layer;
 
 /// Builds a layer from straight RGBA8 pixels (rows `stride` bytes apart), scaled by `opacity` (0...1).
+/// WO_BAD_ARGUMENT for a NULL pointer, a non-positive size or `stride < 4 * width`; WO_INTERNAL when the
+/// cache (16 bytes a pixel) cannot be allocated.
 wo_status wo_layer_create(const uint8_t *rgba, int width, int height, int stride, float opacity,
                           wo_layer **out);
+/// Frees the layer. NULL is ignored.
 void wo_layer_destroy(wo_layer *layer);
 
 /// A placed layer: the layer image stretched to `width` x `height` pixels, centred at (`center_x`,
@@ -106,6 +113,8 @@ typedef struct wo_video_writer wo_video_writer;
 wo_status wo_video_writer_open(const char *path, int width, int height, double fps, wo_video_writer **out,
                                char *message, size_t message_len);
 /// Appends one BGR frame of the size given at open time.
+/// WO_BAD_ARGUMENT for a NULL pointer or `stride < 3 * width`; WO_INTERNAL when OpenCV fails (a full disk
+/// is not reported here: see wo_video_writer_close).
 wo_status wo_video_writer_write(wo_video_writer *writer, const uint8_t *bgr, int stride);
 /// Finishes the file and frees the writer. OpenCV 4.6's VideoWriter reports no write errors (write and
 /// release return nothing; a full disk leaves a file without its index), so a caller that must know the file
@@ -120,6 +129,7 @@ typedef struct wo_canvas wo_canvas;
 
 /// A `width` x `height` canvas filled with white. WO_BAD_ARGUMENT for a size outside 1...16384.
 wo_status wo_canvas_create(int width, int height, wo_canvas **out);
+/// Frees the canvas. NULL is ignored.
 void wo_canvas_destroy(wo_canvas *canvas);
 /// Fills the rectangle with corners (x0, y0) and (x1, y1), both inclusive, clipped to the canvas.
 void wo_canvas_fill_rect(wo_canvas *canvas, int x0, int y0, int x1, int y1, uint32_t rgb);

@@ -18,6 +18,7 @@
 extern "C" {
 #endif
 
+/// What a call did; the comments say when each failure is returned.
 typedef enum wv_status {
     WV_OK = 0,
     WV_MODEL_MISSING = 1,      // the model file does not exist
@@ -33,11 +34,14 @@ typedef struct wv_rect {
     float x, y, width, height, score;
 } wv_rect;
 
+/// dlib's HOG face detector with its scratch state (one thread at a time).
 typedef struct wv_detector wv_detector;
+/// A loaded 68-point shape predictor with its scratch state (one thread at a time).
 typedef struct wv_predictor wv_predictor;
 
 /// Creates dlib's `get_frontal_face_detector()`. Never fails short of memory exhaustion (returns NULL).
 wv_detector *wv_detector_create(void);
+/// Frees the detector. NULL is ignored.
 void wv_detector_destroy(wv_detector *detector);
 
 /// Finds faces. The grey image is resized by `scale` (0 < scale <= 4; INTER_AREA when shrinking,
@@ -58,6 +62,7 @@ wv_status wv_detect(wv_detector *detector, const uint8_t *gray, int width, int h
 /// Loads a dlib shape_predictor file. On failure writes a one-line reason (no path) into `message`.
 /// The 68-point model loads in about 1 s (100 MB file).
 wv_status wv_predictor_load(const char *path, wv_predictor **out, char *message, size_t message_len);
+/// Frees the predictor (and dlib's copy of the model, if `wv_predict_dlib` built one). NULL is ignored.
 void wv_predictor_destroy(wv_predictor *predictor);
 /// Number of landmarks the model predicts (68 for the iBUG model).
 int wv_predictor_parts(const wv_predictor *predictor);
@@ -95,6 +100,8 @@ wv_status wv_warp_affine_opencv(const uint8_t *gray, int width, int height, int 
 /// 3x3 Gaussian and stretches its contrast so that `box` has a mean of 128 and a standard deviation of 48
 /// (a linear map, clipped); a lit face is left untouched. dlib's predictor compares raw pixel differences with thresholds learned
 /// on well-lit faces; a dim, noisy face then reads like a lit one.
+/// The image is tightly packed (stride = width). WV_BAD_ARGUMENT for an invalid image or a `box` under 4 px
+/// a side once clipped to it. Thread-safe.
 wv_status wv_normalize_contrast(uint8_t *gray, int width, int height, wv_rect box);
 
 /// Samples `box` (full-frame pixels, clipped to the image) into a `size` x `size` patch (INTER_AREA) and
@@ -110,6 +117,7 @@ typedef struct wv_eye_measure {
     float aspect_ratio;       // eye aspect ratio (Soukupova & Cech 2016)
 } wv_eye_measure;
 
+/// What `wv_measure_face` reads from one face: both eyes, brightness and how much of the face is in frame.
 typedef struct wv_face_measure {
     wv_eye_measure right_eye;  // the person's right eye, landmarks 36-41
     wv_eye_measure left_eye;   // the person's left eye, landmarks 42-47
@@ -120,6 +128,7 @@ typedef struct wv_face_measure {
 } wv_face_measure;
 
 /// Measures the eyes and the face brightness from the grey frame and 68 landmarks (`xy`, 136 floats).
+/// WV_BAD_ARGUMENT for a NULL pointer or an invalid image; WV_INTERNAL when OpenCV throws. Thread-safe.
 wv_status wv_measure_face(const uint8_t *gray, int width, int height, int stride, const float *xy,
                           wv_face_measure *out);
 
