@@ -36,6 +36,7 @@ public struct TrackerSettings: Sendable, Equatable, Codable {
     /// JSON keys (`{"tracker":{"mirrored":true}}` is an unknown key, not a second spelling).
     public var mirrored: Bool = false
 
+    /// The defaults above; not mirrored.
     public init() {}
 
     /// The keys of a configuration's `tracker` section: every setting but `mirrored`.
@@ -59,6 +60,7 @@ public struct TrackerSettings: Sendable, Equatable, Codable {
 /// Not thread-safe: one tracker per processing thread. Creating one switches OpenCV's own worker pool off
 /// for the process (`wv_opencv_single_thread`).
 public final class FaceTracker {
+    /// The tracker's tunables; may be changed between frames (from the tracker's one thread).
     public var settings: TrackerSettings
     private let detector: FaceDetector
     private let predictor: ShapePredictor
@@ -275,6 +277,9 @@ public final class FaceTracker {
     /// Every face in the frame (largest first), each with landmarks, measured independently: for stills
     /// and overlays. Uses one x2 upsampling when the frame is small enough, so faces from about 40 px wide
     /// are found.
+    /// - Parameter upsample: dlib pyramid upsamplings (0...3, each x2), used only for frames of at most 1.5
+    ///   megapixels (0 above). Landmarks in full-frame pixels; left/right swapped back when `settings.mirrored`.
+    /// - Throws: `FaceTrackingError.internal` (exit 70) when dlib or OpenCV fails on the frame.
     public func detectAll(_ buffer: PixelBuffer, upsample: Int = 1) throws -> [FaceObservation] {
         let pixels = buffer.width * buffer.height
         let up = pixels <= 1_500_000 ? upsample : 0
@@ -318,6 +323,7 @@ public struct StageTimings: Sendable, Equatable {
     public var landmarks: Double = 0
     /// Eye pixel evidence, face brightness and head pose.
     public var measures: Double = 0
+    /// Every stage 0 seconds.
     public init() {}
 }
 

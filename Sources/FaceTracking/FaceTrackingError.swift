@@ -18,5 +18,6 @@ public enum FaceTrackingErrorCode: ExitCodeKind {
     /// dlib or OpenCV failed on a frame. Exit 70.
     case `internal`
 
+    /// 70 for `internal`, 78 for every model problem.
     public var exitCode: ExitCode { self == .internal ? .software : .configuration }
 }

@@ -14,6 +14,7 @@ public struct ModelCache: Sendable, Equatable {
     /// The directory holding cache files (created on first use, mode 0755).
     public var directory: String
 
+    /// A cache in `directory`.
     public init(directory: String) {
         self.directory = directory
     }

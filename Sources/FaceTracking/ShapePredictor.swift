@@ -15,6 +15,7 @@ public final class ShapePredictor: @unchecked Sendable {
     public static let debianModelPath = "/usr/share/dlib/shape_predictor_68_face_landmarks.dat"
 
     let handle: OpaquePointer
+    /// The model file the predictor was loaded from.
     public let path: String
     /// 136 floats of scratch space for dlib's output, allocated once.
     let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 136)
@@ -96,6 +97,7 @@ public final class FaceDetector: @unchecked Sendable {
     let handle: OpaquePointer
     private var boxes = [wv_rect](repeating: wv_rect(), count: 16)
 
+    /// Creates dlib's `get_frontal_face_detector()`; a failure (out of memory) ends the process.
     public init() {
         guard let h = wv_detector_create() else { fatalError("out of memory creating the face detector") }
         handle = h

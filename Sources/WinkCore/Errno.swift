@@ -11,6 +11,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     /// The C `errno` value.
     public var code: Int32
 
+    /// The error for the C `errno` value `code`.
     public init(code: Int32) { self.code = code }
 
     /// The calling thread's current `errno`: read it right after the call that failed.

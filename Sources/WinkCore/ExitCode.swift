@@ -51,6 +51,7 @@ public protocol ExitCodeKind: Sendable, Equatable {
 }
 
 extension ExitCodeKind {
+    /// The one line `subject: reason`.
     public func describe(subject: String, reason: String) -> String { "\(subject): \(reason)" }
 }
 
@@ -59,12 +60,14 @@ extension ExitCodeKind {
 /// the exit code follows the kind. The modules' errors are this type with their own `Code` enums
 /// (`CaptureError` = `SubjectError<CaptureErrorCode>`, ...).
 public struct SubjectError<Code: ExitCodeKind>: ExitCodeError, Equatable {
+    /// The kind of failure, which decides the exit code.
     public var code: Code
     /// The file, device or socket path, or the part that failed.
     public var subject: String
     /// What is wrong, for a person, without the subject (e.g. "no such file").
     public var reason: String
 
+    /// An error of kind `code` about `subject`, saying `reason`.
     public init(_ code: Code, subject: String, reason: String) {
         self.code = code
         self.subject = subject
@@ -73,6 +76,7 @@ public struct SubjectError<Code: ExitCodeKind>: ExitCodeError, Equatable {
 
     /// The subject (a name, never several lines) with its control characters escaped.
     public var description: String { code.describe(subject: visibleControlCharacters(subject), reason: reason) }
+    /// The exit code of `code`.
     public var exitCode: ExitCode { code.exitCode }
 }
 

@@ -12,13 +12,21 @@ public enum EventPhase: String, Sendable, Codable, Equatable {
 
 /// Names of the events in SPEC.md's default table. Users may add rows with other names.
 public enum EventName {
+    /// A face appeared (no phase).
     public static let faceFound = "faceFound"
+    /// The face was lost (no phase).
     public static let faceLost = "faceLost"
+    /// Both eyes closed briefly (one-shot, `occurred`).
     public static let blink = "blink"
+    /// Both eyes held closed (held).
     public static let eyesClosed = "eyesClosed"
+    /// The person's own left eye closed, the right open (held).
     public static let winkLeft = "winkLeft"
+    /// The person's own right eye closed, the left open (held).
     public static let winkRight = "winkRight"
+    /// A smile (held).
     public static let smile = "smile"
+    /// The jaw dropped (held).
     public static let mouthOpen = "mouthOpen"
 }
 
@@ -28,13 +36,21 @@ public enum EventName {
 /// frame that decided the event; `value` is the deciding coefficient (0...1); `tMonoNs` is the capture
 /// time of that frame on `CLOCK_MONOTONIC` in nanoseconds (JSON key `t_mono_ns`).
 public struct ExpressionEvent: Sendable, Equatable, Codable {
+    /// Always "event".
     public var type: String = "event"
+    /// The event's name (an analyzer row's, or `faceFound`/`faceLost`).
     public var event: String
+    /// `began`, `ended` or `occurred`; nil for the face events.
     public var phase: EventPhase?
+    /// 0-based index of the source frame that decided the event.
     public var frame: Int
+    /// Seconds from the source's first frame, from that frame's timestamp.
     public var time: Double
+    /// The deciding coefficient, 0...1; nil when there is none (face events).
     public var value: Double?
+    /// Seconds the expression lasted, on `ended` and `occurred`; nil otherwise.
     public var duration: Double?
+    /// Capture time of the deciding frame on `CLOCK_MONOTONIC`, nanoseconds (JSON `t_mono_ns`).
     public var tMonoNs: UInt64?
 
     enum CodingKeys: String, CodingKey {
@@ -42,6 +58,7 @@ public struct ExpressionEvent: Sendable, Equatable, Codable {
         case tMonoNs = "t_mono_ns"
     }
 
+    /// An event line; `time` and `duration` in seconds, `value` in 0...1.
     public init(
         event: String, phase: EventPhase?, frame: Int, time: Double, value: Double? = nil,
         duration: Double? = nil, tMonoNs: UInt64? = nil
@@ -62,14 +79,18 @@ public struct ExpressionEvent: Sendable, Equatable, Codable {
 /// One `{"type":"coefficients",...}` line: every coefficient at one frame, keyed by ARKit name, plus head
 /// pose in degrees (`headYaw`, `headPitch`, `headRoll`).
 public struct CoefficientsLine: Sendable, Equatable, Codable {
+    /// Always "coefficients".
     public var type: String = "coefficients"
+    /// 0-based index of the source frame.
     public var frame: Int
+    /// Seconds from the source's first frame, from the frame's timestamp.
     public var time: Double
     /// ARKit blend-shape coefficients by name, each in 0...1 (3 decimals): only those.
     public var values: [String: Double]
     /// The head's orientation in degrees (0.1 resolution), in its own field so that `values` holds
     /// coefficients only: `{"yaw":..,"pitch":..,"roll":..}`, signs as `HeadPose` documents them.
     public var headPose: HeadPose?
+    /// Capture time of the frame on `CLOCK_MONOTONIC`, nanoseconds (JSON `t_mono_ns`).
     public var tMonoNs: UInt64?
 
     enum CodingKeys: String, CodingKey {
@@ -77,6 +98,7 @@ public struct CoefficientsLine: Sendable, Equatable, Codable {
         case tMonoNs = "t_mono_ns"
     }
 
+    /// A coefficients line; `time` in seconds, `values` in 0...1 by ARKit name, `headPose` in degrees.
     public init(frame: Int, time: Double, values: [String: Double], headPose: HeadPose? = nil, tMonoNs: UInt64? = nil) {
         self.frame = frame
         self.time = time
@@ -100,6 +122,7 @@ public func rounded(_ x: Double, places: Int) -> Double {
 public final class LineEncoder {
     private let encoder: JSONEncoder
 
+    /// An encoder with sorted keys and unescaped slashes.
     public init() {
         encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
@@ -114,6 +137,7 @@ public final class LineEncoder {
     }
 
     /// The value as a `String` without the trailing newline.
+    /// - Throws: `EncodingError` if the value cannot be encoded (a non-finite number).
     public func string<T: Encodable>(_ value: T) throws -> String {
         String(decoding: try encoder.encode(value), as: UTF8.self)
     }
@@ -131,6 +155,7 @@ public final class CoefficientsLineWriter {
     private var keyBytes: [[UInt8]] = []
     private var buffer: [UInt8] = []
 
+    /// An empty writer (it learns the key order from its first line).
     public init() { buffer.reserveCapacity(2048) }
 
     /// The line as UTF-8 JSON ending in `\n`, or `nil` when it holds something this writer leaves to

@@ -13,6 +13,7 @@ public struct EyeEvidence: Sendable, Equatable {
     /// CVWW 2016): `(|p2-p6| + |p3-p5|) / (2 |p1-p4|)` over the eye's six landmarks.
     public var aspectRatio: Float
 
+    /// Evidence with `closedProbability` in 0...1 and the eye aspect ratio.
     public init(closedProbability: Float, aspectRatio: Float) {
         self.closedProbability = closedProbability
         self.aspectRatio = aspectRatio
@@ -39,6 +40,7 @@ public struct FaceQuality: Sendable, Equatable {
     /// the mouth measures need (the jaw drop is the nose-to-chin distance per interocular distance).
     public var mouthVisibleFraction: Float
 
+    /// Quality measures; `interocularPixels` in image pixels, brightness 0...255, fractions 0...1.
     public init(
         interocularPixels: Float, medianBrightness: Float, visibleFraction: Float, eyesVisibleFraction: Float,
         mouthVisibleFraction: Float
@@ -54,14 +56,20 @@ public struct FaceQuality: Sendable, Equatable {
 /// One tracked face in one frame: landmarks in full-frame pixels (origin top-left), head pose, and
 /// per-eye pixel evidence. `left`/`right` are the person's own.
 public struct FaceObservation: Sendable {
+    /// The 68 iBUG landmarks, full-frame pixels (origin top-left, y down).
     public var landmarks: Landmarks
     /// The box the landmarks were predicted in (detector box or the box tracked from the last frame).
     public var box: PixelRect
+    /// Head orientation in degrees (signs as `HeadPose` documents them).
     public var pose: HeadPose
+    /// The person's own left eye (iBUG 42-47; on the image's right in an unmirrored image).
     public var leftEye: EyeEvidence
+    /// The person's own right eye (iBUG 36-41; on the image's left in an unmirrored image).
     public var rightEye: EyeEvidence
+    /// How trustworthy the measurement is (size, brightness, visibility).
     public var quality: FaceQuality
 
+    /// An observation; `landmarks` and `box` in full-frame pixels, `pose` in degrees.
     public init(landmarks: Landmarks, box: PixelRect, pose: HeadPose, leftEye: EyeEvidence,
                 rightEye: EyeEvidence, quality: FaceQuality) {
         self.landmarks = landmarks

@@ -14,6 +14,7 @@ public struct FrameInfo: Sendable, Equatable {
     /// pacing clock's reading when the frame was released for a file.
     public var monotonicNanoseconds: UInt64
 
+    /// Frame info; `time` in seconds from the first frame, `monotonicNanoseconds` on `CLOCK_MONOTONIC`.
     public init(index: Int, time: Double, monotonicNanoseconds: UInt64) {
         self.index = index
         self.time = time
@@ -27,7 +28,9 @@ public struct FrameInfo: Sendable, Equatable {
 /// Sources write into a buffer the caller owns, so the frame path allocates only when the frame size
 /// changes. Not thread-safe: hand a buffer to one thread at a time (see `FrameExchange`).
 public final class PixelBuffer: @unchecked Sendable {
+    /// Image width in pixels (0 before the first `resize`).
     public private(set) var width: Int = 0
+    /// Image height in pixels (0 before the first `resize`).
     public private(set) var height: Int = 0
     /// `width x height` bytes of luma (BT.601), origin top-left.
     public private(set) var gray: UnsafeMutablePointer<UInt8>
@@ -38,6 +41,7 @@ public final class PixelBuffer: @unchecked Sendable {
     private var grayCapacity = 0
     private var bgrCapacity = 0
 
+    /// An empty buffer (0 x 0); the planes are allocated by the first `resize`.
     public init(wantsColor: Bool = false) {
         self.wantsColor = wantsColor
         gray = .allocate(capacity: 1)
@@ -111,10 +115,15 @@ public protocol FrameSource: AnyObject {
 }
 
 extension FrameSource {
+    /// False: not a still image unless the source says so.
     public var isStill: Bool { false }
+    /// nil: unknown unless the source says so.
     public var expectedFrameCount: Int? { nil }
+    /// 0: a source that cannot tell.
     public var corruptFramesDropped: Int { 0 }
+    /// 0: a source that does not count.
     public var framesDequeued: Int { 0 }
+    /// nil: nothing known to be wrong.
     public var damage: String? { nil }
 }
 
@@ -126,7 +135,9 @@ public protocol MonotonicClock: Sendable {
 
 /// `CLOCK_MONOTONIC` from `clock_gettime(2)`; the same clock V4L2 buffer timestamps use.
 public struct SystemClock: MonotonicClock {
+    /// The system's `CLOCK_MONOTONIC`.
     public init() {}
+    /// Nanoseconds on `CLOCK_MONOTONIC` (`clock_gettime(2)`). Thread-safe.
     public func nanoseconds() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -138,10 +149,12 @@ public struct SystemClock: MonotonicClock {
 public final class ManualClock: MonotonicClock, @unchecked Sendable {
     private var now: UInt64
     private var lock = pthread_mutex_t()
+    /// A clock reading `nanoseconds` until advanced.
     public init(nanoseconds: UInt64 = 0) {
         now = nanoseconds
         pthread_mutex_init(&lock, nil)
     }
+    /// The current reading, nanoseconds. Thread-safe.
     public func nanoseconds() -> UInt64 {
         pthread_mutex_lock(&lock)
         defer { pthread_mutex_unlock(&lock) }

@@ -17,5 +17,7 @@ public protocol FrameSink: AnyObject {
 }
 
 extension FrameSink {
+    /// Ignores `time` (seconds) and writes `buffer` as the next frame at the sink's constant rate.
+    /// - Throws: as `write(_:)`.
     public func write(_ buffer: PixelBuffer, time: Double) throws { try write(buffer) }
 }

@@ -3,11 +3,16 @@ public typealias PixelPoint = SIMD2<Float>
 
 /// An axis-aligned rectangle in image pixels (origin top-left, y down).
 public struct PixelRect: Sendable, Equatable, Codable {
+    /// Left edge, image pixels.
     public var x: Float
+    /// Top edge, image pixels.
     public var y: Float
+    /// Width in pixels.
     public var width: Float
+    /// Height in pixels.
     public var height: Float
 
+    /// A rectangle with its top-left corner at (`x`, `y`), in image pixels.
     public init(x: Float, y: Float, width: Float, height: Float) {
         self.x = x
         self.y = y
@@ -15,11 +20,17 @@ public struct PixelRect: Sendable, Equatable, Codable {
         self.height = height
     }
 
+    /// Left edge, pixels.
     public var minX: Float { x }
+    /// Top edge, pixels.
     public var minY: Float { y }
+    /// Right edge (`x + width`), pixels.
     public var maxX: Float { x + width }
+    /// Bottom edge (`y + height`), pixels.
     public var maxY: Float { y + height }
+    /// The centre, image pixels.
     public var center: PixelPoint { PixelPoint(x + width / 2, y + height / 2) }
+    /// `width * height`, square pixels.
     public var area: Float { width * height }
 
     /// The smallest rectangle holding every point of `points`; `nil` for an empty collection.
@@ -49,8 +60,10 @@ public struct PixelRect: Sendable, Equatable, Codable {
 public struct Landmarks: Sendable {
     /// The number of points, 68.
     public static let count = 68
+    /// The 68 points in iBUG order, image pixels.
     public var points: InlineArray<68, PixelPoint>
 
+    /// Landmarks from 68 points in iBUG order, image pixels.
     public init(points: InlineArray<68, PixelPoint>) { self.points = points }
 
     /// Builds landmarks from 136 floats laid out `x0, y0, x1, y1, ...` (the C shim's layout).
@@ -59,6 +72,7 @@ public struct Landmarks: Sendable {
         points = InlineArray { i in PixelPoint(xy[2 * i], xy[2 * i + 1]) }
     }
 
+    /// The point with iBUG index `index` (0..<68), image pixels.
     public subscript(_ index: Int) -> PixelPoint {
         get { points[index] }
         set { points[index] = newValue }
@@ -120,6 +134,8 @@ public struct Landmarks: Sendable {
 
 /// Named groups of the iBUG-68 landmarks (person's own left/right).
 public enum LandmarkGroup: String, Sendable, CaseIterable, Codable {
+    /// Jaw 0-16, right brow 17-21, left brow 22-26, nose 27-35, right eye 36-41, left eye 42-47, mouth 48-67,
+    /// inner mouth 60-67, both eyes 36-47, the whole face 0-67 (see `indices`).
     case jaw, rightEyebrow, leftEyebrow, nose, rightEye, leftEye, mouth, innerMouth, eyes, face
 
     /// The iBUG-68 indices of the group.

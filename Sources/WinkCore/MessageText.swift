@@ -68,9 +68,12 @@ public func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Int32? {
 public struct StandardOutputError: ExitCodeError {
     /// The errno of the failed write.
     public var code: Int32
+    /// The error for the failed write's errno `code`.
     public init(code: Int32) { self.code = code }
+    /// "standard output: " and the reason ("no space left on the device" for ENOSPC).
     public var description: String {
         "standard output: " + (code == ENOSPC ? "no space left on the device" : Errno(code: code).description)
     }
+    /// 74 (`ioError`).
     public var exitCode: ExitCode { .ioError }
 }

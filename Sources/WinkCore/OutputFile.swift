@@ -15,6 +15,7 @@ public enum OutputFileErrorCode: ExitCodeKind {
     /// It was created but writing it failed: no space left, an I/O error. Exit 74.
     case writeFailed
 
+    /// 73 for `cannotCreate`, 74 for `writeFailed`.
     public var exitCode: ExitCode {
         switch self {
         case .cannotCreate: .cannotCreate
@@ -123,7 +124,9 @@ public final class PendingOutput {
     /// handler (not the default action) took it, or `stopRequested` says a stop was asked: the output was
     /// discarded, the destination kept.
     public struct Stopped: Error, Equatable {
+        /// The signal number that asked to stop (SIGINT, SIGTERM or SIGHUP), or what `stopRequested` returned.
         public var signal: Int32
+        /// A stop by `signal`.
         public init(signal: Int32) { self.signal = signal }
     }
 
