@@ -14,12 +14,14 @@ public let analyzersLineVersion = 1
 /// `Row` is the row as the configuration file writes it (the daemon and `winkctl monitor` use
 /// `AnalyzerRow`, whose coding is that format); the server only encodes and forwards it.
 public struct AnalyzersLine<Row: Codable & Sendable & Equatable>: Codable, Sendable, Equatable {
+    /// Always "analyzers".
     public var type = "analyzers"
     /// `analyzersLineVersion` of the sender.
     public var version = analyzersLineVersion
     /// The rows in table order (the order of every `rows` line's `rows`).
     public var rows: [Row]
 
+    /// The line for `rows`, in table order, at this build's `analyzersLineVersion`.
     public init(rows: [Row]) { self.rows = rows }
 }
 
@@ -30,6 +32,7 @@ public struct AnalyzersLine<Row: Codable & Sendable & Equatable>: Codable, Senda
 /// subscribed with `"analyzers":true`, after that frame's `coefficients` line and before its events; not
 /// built at all while no client asked for it.
 public struct RowsLine: Codable, Sendable, Equatable {
+    /// Always "rows".
     public var type = "rows"
     /// 0-based index of the source frame.
     public var frame: Int
@@ -61,6 +64,7 @@ public struct RowsLine: Codable, Sendable, Equatable {
         /// The closed gate (`eyes`, `mouth`), for `gated`.
         public var gate: String?
 
+        /// One row; `value` in 0...1, `held` and `remaining` in seconds.
         public init(event: String, value: Double, state: String, held: Double? = nil, remaining: Double? = nil,
                     by: String? = nil, gate: String? = nil) {
             self.event = event
@@ -78,6 +82,7 @@ public struct RowsLine: Codable, Sendable, Equatable {
         case tMonoNs = "t_mono_ns"
     }
 
+    /// The line for one frame; `time` in seconds from the first frame, `tMonoNs` in nanoseconds.
     public init(frame: Int, time: Double, tMonoNs: UInt64?, face: Bool, rows: [Row]) {
         self.frame = frame
         self.time = time

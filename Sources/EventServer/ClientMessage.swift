@@ -87,14 +87,23 @@ public enum ClientMessage: Equatable, Sendable {
 /// Any JSON value, decoded strictly: `true` is never an integer and `1.5` never an `Int`. Shared by the
 /// protocol's request parser and `winkctl input`'s map parser, so both can name the type they found.
 public enum JSONValue: Decodable, Equatable, Sendable {
+    /// JSON `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number that decodes as an `Int` (a whole number in range).
     case integer(Int)
+    /// Any other number.
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object.
     case object([String: JSONValue])
 
+    /// Decodes one value, trying null, Bool, Int, Double, String, array and object in that order.
+    /// - Throws: `DecodingError` when the value is none of them.
     public init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -134,11 +143,14 @@ public struct ProtocolError: Error, Equatable, Sendable {
         case tooManyClients = "too_many_clients"
     }
 
+    /// Which refusal; the error line's `code`.
     public var code: Code
     /// The request's `id`, when it had a readable one.
     public var id: Int?
+    /// One line for a person, sent as the error line's `message`.
     public var message: String
 
+    /// A refusal of kind `code` for the request `id` (nil when it had no readable one).
     public init(_ code: Code, id: Int?, _ message: String) {
         self.code = code
         self.id = id

@@ -41,6 +41,7 @@ public final class EventServer: @unchecked Sendable {
         /// milliseconds: it opened the camera, or played a short recording to its end, for nobody.
         public var listenDelay: Double = 0.25
 
+        /// Options; the times are in seconds. `backlog` and `listenDelay` keep their defaults (set them afterwards).
         public init(mode: UInt32 = 0o600, maximumClients: Int = 64, queueCapacity: Int = 256,
                     writeTimeout: Double = 5, heartbeatInterval: Double = 10, byeGracePeriod: Double = 1) {
             self.mode = mode
@@ -54,6 +55,7 @@ public final class EventServer: @unchecked Sendable {
 
     /// Severity of a log message, with syslog(3) priority numbers (journald reads `<N>` prefixes).
     public enum LogLevel: Int, Sendable {
+        /// syslog(3)'s `LOG_ERR`, `LOG_WARNING`, `LOG_NOTICE`, `LOG_INFO`, `LOG_DEBUG`.
         case error = 3, warning = 4, notice = 5, info = 6, debug = 7
     }
 
@@ -66,6 +68,7 @@ public final class EventServer: @unchecked Sendable {
     public let path: String?
     /// The event names announced in `hello` and accepted in `subscribe` (changed by `announce`).
     public var eventNames: [String] { lock.withLock { announced.names } }
+    /// The options the server was created with.
     public let options: Options
 
     /// Called on the server thread with the new number of listening clients (`listenerCount`) when it
@@ -80,12 +83,16 @@ public final class EventServer: @unchecked Sendable {
     /// What the daemon says about its source in the answer to a client's `status` request: the source's
     /// latest state, its device or file, frames per second, an optional detail.
     public struct SourceReport: Sendable, Equatable {
+        /// The source's latest state (`idle` while none is open).
         public var state: StatusState
+        /// The device or file configured or open; nil when none.
         public var source: String?
         /// Frames processed per second recently (0 when none came).
         public var fps: Double
+        /// A detail for a person, if any.
         public var message: String?
 
+        /// A report; `fps` in frames per second.
         public init(state: StatusState, source: String? = nil, fps: Double = 0, message: String? = nil) {
             self.state = state
             self.source = source

@@ -28,6 +28,8 @@ public enum EventServerErrorCode: ExitCodeKind {
     /// The event names cannot be announced: their `hello` line would be over 8 KiB (`EventNameRules`). Exit 78.
     case tooManyEvents
 
+    /// 64 for `pathTooLong`/`rejected`, 69 for `inUse`/`system`/`noDaemon`/`full`, 78 for `notASocket`/
+    /// `tooManyEvents`/`unsafeDirectory`, 65 for `protocolViolation`.
     public var exitCode: ExitCode {
         switch self {
         case .pathTooLong, .rejected: .usage

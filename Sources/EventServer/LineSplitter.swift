@@ -24,6 +24,7 @@ public struct LineSplitter: Sendable {
     /// Set once a line was too long; later input is ignored.
     public private(set) var overflowed = false
 
+    /// A splitter accepting lines up to `maximumLineBytes` bytes (> 0; default 8192).
     public init(maximumLineBytes: Int = LineSplitter.protocolLimit) {
         precondition(maximumLineBytes > 0)
         self.maximumLineBytes = maximumLineBytes

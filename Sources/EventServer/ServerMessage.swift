@@ -6,36 +6,50 @@ public let eventProtocolVersion = 1
 /// `{"type":"hello","protocol":"winkd","version":1,"events":[...]}`: the server's first line to every client.
 /// `events` names every event the analyzer table can emit (plus `faceFound`/`faceLost`).
 public struct HelloLine: Codable, Sendable, Equatable {
+    /// Always "hello".
     public var type = "hello"
+    /// Always "winkd".
     public var `protocol` = "winkd"
+    /// `eventProtocolVersion`.
     public var version = eventProtocolVersion
+    /// Every event name a client may subscribe to, in table order.
     public var events: [String]
 
+    /// The greeting announcing `events`.
     public init(events: [String]) { self.events = events }
 }
 
 /// `{"type":"ok","id":1}`: a request was accepted. `id` echoes the request's, absent if it had none.
 public struct OKLine: Codable, Sendable, Equatable {
+    /// Always "ok".
     public var type = "ok"
+    /// The request's `id`; nil (absent) when it had none.
     public var id: Int?
 
+    /// The answer to the request `id`.
     public init(id: Int?) { self.id = id }
 }
 
 /// `{"type":"error","id":1,"code":"unknown_event","message":"..."}`: a request was refused, or the client
 /// broke the protocol. `code` is one of `ProtocolError.Code`; `id` echoes the request's when it had one.
 public struct ErrorLine: Codable, Sendable, Equatable {
+    /// Always "error".
     public var type = "error"
+    /// The request's `id`; nil (absent) when it had none.
     public var id: Int?
+    /// A `ProtocolError.Code` raw value, e.g. "unknown_event".
     public var code: String
+    /// One line for a person.
     public var message: String
 
+    /// An error line from its fields.
     public init(id: Int?, code: String, message: String) {
         self.id = id
         self.code = code
         self.message = message
     }
 
+    /// The error line saying `error`.
     public init(_ error: ProtocolError) {
         self.init(id: error.id, code: error.code.rawValue, message: error.message)
     }
@@ -44,18 +58,24 @@ public struct ErrorLine: Codable, Sendable, Equatable {
 /// `{"type":"dropped","count":N}`: the client read too slowly and lost its `count` oldest queued lines,
 /// which would have come just before this one.
 public struct DroppedLine: Codable, Sendable, Equatable {
+    /// Always "dropped".
     public var type = "dropped"
+    /// How many lines were lost.
     public var count: Int
 
+    /// The line for `count` lost lines.
     public init(count: Int) { self.count = count }
 }
 
 /// `{"type":"heartbeat","time":...}`: sent to a client nothing was sent to for a while, so it can tell a
 /// quiet daemon from a dead one. `time` is wall-clock Unix time in seconds (ms resolution).
 public struct HeartbeatLine: Codable, Sendable, Equatable {
+    /// Always "heartbeat".
     public var type = "heartbeat"
+    /// Unix time in seconds (wall clock).
     public var time: Double
 
+    /// A heartbeat at `time`, Unix seconds.
     public init(time: Double) { self.time = time }
 }
 
@@ -116,6 +136,7 @@ public enum StatusState: String, Codable, Sendable, CaseIterable {
 /// lasts, `idle` while no source is open) and `source` the device or file configured, or open.
 /// Fields absent from a line are `nil`; clients must ignore fields they do not know (protocol version 1).
 public struct StatusLine: Codable, Sendable, Equatable {
+    /// Always "status".
     public var type = "status"
     /// The request's `id`, only on the answer to a `status` request (absent when the request had none).
     public var id: Int?
@@ -130,6 +151,7 @@ public struct StatusLine: Codable, Sendable, Equatable {
     /// Answers only: frames processed per second over the last 2 seconds (0 when none came).
     public var fps: Double?
 
+    /// A broadcast status line (no `id`, `clients` or `fps`).
     public init(state: StatusState, source: String? = nil, message: String? = nil) {
         self.state = state
         self.source = source
@@ -149,8 +171,11 @@ public struct StatusLine: Codable, Sendable, Equatable {
 /// `{"type":"bye","reason":"end_of_input"}`: the server is closing the connection on purpose.
 /// Reasons used: `end_of_input` (a recording ended), `shutdown` (the daemon is stopping).
 public struct ByeLine: Codable, Sendable, Equatable {
+    /// Always "bye".
     public var type = "bye"
+    /// Why: `end_of_input` or `shutdown`.
     public var reason: String
 
+    /// A goodbye for `reason`.
     public init(reason: String) { self.reason = reason }
 }

@@ -78,16 +78,20 @@ func monotonicSeconds() -> Double {
 
 /// `SocketSyscalls` on Glibc and the `CWinkSocket` helpers. Stateless; safe to share between threads.
 public struct LinuxSocketSyscalls: SocketSyscalls {
+    /// Glibc's and CWinkSocket's calls.
     public init() {}
 
+    /// `cws_bind_listen`. - Throws: its `Errno` (`EADDRINUSE`, `ENAMETOOLONG`, ...).
     public func bindListen(path: String, mode: UInt32, backlog: Int32) throws(Errno) -> Int32 {
         try valueOrErrno(retryOnInterrupt: true) { cws_bind_listen(path, mode_t(mode), backlog) }
     }
 
+    /// `cws_connect`. - Throws: its `Errno` (`ENOENT`, `ECONNREFUSED`, ...).
     public func connect(path: String) throws(Errno) -> Int32 {
         try valueOrErrno(retryOnInterrupt: true) { cws_connect(path) }
     }
 
+    /// `cws_accept_nonblocking`; nil on `EAGAIN`. - Throws: any other `Errno`.
     public func accept(_ fd: Int32) throws(Errno) -> Int32? {
         do {
             return try valueOrErrno(retryOnInterrupt: true) { cws_accept_nonblocking(fd) }
@@ -96,6 +100,7 @@ public struct LinuxSocketSyscalls: SocketSyscalls {
         }
     }
 
+    /// `cws_send_nosignal`; 0 for empty `bytes` or on `EAGAIN`. - Throws: any other `Errno` (`EPIPE`).
     public func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return 0 }
         do {
@@ -105,6 +110,7 @@ public struct LinuxSocketSyscalls: SocketSyscalls {
         }
     }
 
+    /// `read(2)`; nil on `EAGAIN`. - Throws: any other `Errno`.
     public func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int? {
         do {
             return try valueOrErrno(retryOnInterrupt: true) { Glibc.read(fd, buffer.baseAddress, buffer.count) }
@@ -113,10 +119,12 @@ public struct LinuxSocketSyscalls: SocketSyscalls {
         }
     }
 
+    /// `write(2)`. - Throws: its `Errno` (`EAGAIN` included).
     public func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
         try valueOrErrno(retryOnInterrupt: true) { Glibc.write(fd, bytes.baseAddress, bytes.count) }
     }
 
+    /// `poll(2)`; 0 on `EINTR`. - Throws: any other `Errno`.
     public func poll(_ fds: inout [pollfd], timeoutMilliseconds: Int32) throws(Errno) -> Int {
         do {
             return Int(try fds.withUnsafeMutableBufferPointer { (buffer) throws(Errno) in
@@ -129,20 +137,24 @@ public struct LinuxSocketSyscalls: SocketSyscalls {
         }
     }
 
+    /// `close(2)`, not retried; its result is ignored.
     public func close(_ fd: Int32) {
         _ = Glibc.close(fd)  // close(2): never retried on EINTR on Linux
     }
 
+    /// `shutdown(fd, SHUT_WR)`. - Throws: its `Errno`.
     public func shutDownSending(_ fd: Int32) throws(Errno) {
         _ = try valueOrErrno(retryOnInterrupt: true) { Glibc.shutdown(fd, Int32(SHUT_WR)) }
     }
 
+    /// `cws_pipe_nonblocking`. - Returns: (read end, write end). - Throws: its `Errno`.
     public func pipe() throws(Errno) -> (Int32, Int32) {
         var fds: [Int32] = [-1, -1]
         _ = try valueOrErrno(retryOnInterrupt: true) { cws_pipe_nonblocking(&fds) }
         return (fds[0], fds[1])
     }
 
+    /// `cws_peer_credentials`; nil when it fails.
     public func peerCredentials(_ fd: Int32) -> PeerCredentials? {
         var pid: pid_t = 0
         var uid: uid_t = 0
@@ -151,20 +163,25 @@ public struct LinuxSocketSyscalls: SocketSyscalls {
         return PeerCredentials(pid: pid, uid: uid, gid: gid)
     }
 
+    /// `cws_is_listening_unix_stream`. - Throws: its `Errno` (`EBADF` for a descriptor not open).
     public func isListeningUnixStream(_ fd: Int32) throws(Errno) -> Bool {
         try valueOrErrno(retryOnInterrupt: true) { cws_is_listening_unix_stream(fd) } == 1
     }
 
+    /// `cws_set_nonblocking_cloexec`. - Throws: its `Errno`.
     public func setNonblockingCloexec(_ fd: Int32, _ nonblocking: Bool) throws(Errno) {
         _ = try valueOrErrno(retryOnInterrupt: true) { cws_set_nonblocking_cloexec(fd, nonblocking ? 1 : 0) }
     }
 
+    /// `cws_socket_path`; nil for an unnamed or abstract socket. - Throws: its `Errno`.
     public func socketPath(_ fd: Int32) throws(Errno) -> String? {
         var buffer = [CChar](repeating: 0, count: sunPathCapacity + 1)
         let length = try valueOrErrno(retryOnInterrupt: true) { cws_socket_path(fd, &buffer, buffer.count) }
         return length > 0 ? String(cString: buffer) : nil
     }
 
+    /// One datagram to `address` (at most `sun_path`'s 108 bytes) from a new close-on-exec socket, closed after.
+    /// - Throws: `Errno` `ENAMETOOLONG` for a longer address, else that of `socket(2)` or `sendto(2)`.
     public func sendDatagram(_ payload: [UInt8], toAddress address: [UInt8]) throws(Errno) -> Int {
         var storage = sockaddr_un()
         guard address.count <= MemoryLayout.size(ofValue: storage.sun_path) else { throw Errno(code: ENAMETOOLONG) }
@@ -187,6 +204,7 @@ public struct LinuxSocketSyscalls: SocketSyscalls {
         }
     }
 
+    /// `lstat(2)`; nil on `ENOENT`. - Throws: any other `Errno`.
     public func lstat(_ path: String) throws(Errno) -> stat? {
         var st = stat()
         do {
@@ -197,22 +215,26 @@ public struct LinuxSocketSyscalls: SocketSyscalls {
         }
     }
 
+    /// `chmod(2)`. - Throws: its `Errno`.
     public func chmod(_ path: String, mode: UInt32) throws(Errno) {
         _ = try valueOrErrno(retryOnInterrupt: true) { Glibc.chmod(path, mode_t(mode)) }
     }
 
+    /// `realpath(3)` (not retried on `EINTR`). - Throws: its `Errno`.
     public func realpath(_ path: String) throws(Errno) -> String {
         guard let resolved = Glibc.realpath(path, nil) else { throw Errno.current }
         defer { free(resolved) }
         return String(cString: resolved)
     }
 
+    /// `unlink(2)`; `ENOENT` is not an error. - Throws: any other `Errno`.
     public func unlink(_ path: String) throws(Errno) {
         do {
             _ = try valueOrErrno(retryOnInterrupt: true) { Glibc.unlink(path) }
         } catch where error.code == ENOENT {}
     }
 
+    /// `mkdir(2)`; `EEXIST` is not an error (whatever the existing file is). - Throws: any other `Errno`.
     public func mkdir(_ path: String, mode: UInt32) throws(Errno) {
         do {
             _ = try valueOrErrno(retryOnInterrupt: true) { Glibc.mkdir(path, mode_t(mode)) }
@@ -222,9 +244,13 @@ public struct LinuxSocketSyscalls: SocketSyscalls {
 
 /// The process, user and group ids of a connected client, read with `SO_PEERCRED` (unix(7)) on accept.
 public struct PeerCredentials: Sendable, Equatable, CustomStringConvertible {
+    /// The peer's process id.
     public var pid: Int32
+    /// The peer's effective user id.
     public var uid: UInt32
+    /// The peer's effective group id.
     public var gid: UInt32
 
+    /// "pid P, uid U, gid G".
     public var description: String { "pid \(pid), uid \(uid), gid \(gid)" }
 }

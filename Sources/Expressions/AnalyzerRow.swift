@@ -20,20 +20,31 @@ import WinkCore
 /// other).
 /// `gate` names the face-quality gate the row needs (eyes, mouth or none).
 public struct AnalyzerRow: Sendable, Equatable {
+    /// `held` (began/ended) or `oneShot` (occurred); see the type's description.
     public enum Kind: String, Sendable, Codable { case held, oneShot }
 
     /// Which part of the face must be measurable for the row to run.
     public enum Gate: String, Sendable, Codable { case eyes, mouth, none }
 
+    /// The event name the row emits.
     public var event: String
+    /// Held or one-shot.
     public var kind: Kind
+    /// The row's value from the frame's coefficients, 0...1.
     public var value: Formula
+    /// The value (0...1) at which the expression starts.
     public var enter: Float
+    /// The value (0...1, at most `enter`) at or above which it continues.
     public var exit: Float
+    /// Seconds the value must stay up before `began` (held); the shortest expression that counts (oneShot).
     public var minDuration: Double
+    /// Seconds after which a held expression is ended, or above which a oneShot does not count; nil: no limit.
     public var maxDuration: Double?
+    /// Seconds after an end during which the row cannot start again.
     public var cooldown: Double
+    /// Event names of rows that keep this one from starting while pending or active, and for `cooldown` after.
     public var suppressedBy: [String]
+    /// The face-quality gate the row needs.
     public var gate: Gate
     /// Seconds the value must stay below `exit` before the expression counts as released (a debounce:
     /// a single noisy frame inside a held wink does not end it). Durations still end at the first frame
@@ -46,6 +57,7 @@ public struct AnalyzerRow: Sendable, Equatable {
     /// the eyes of back-to-back true blinks reopened to a value of 0.30 or less between them).
     public var rearm: Float?
 
+    /// A row; thresholds in 0...1, durations in seconds.
     public init(event: String, kind: Kind = .held, value: Formula, enter: Float, exit: Float,
                 minDuration: Double = 0, maxDuration: Double? = nil, cooldown: Double = 0,
                 suppressedBy: [String] = [], gate: Gate = .none, releaseDelay: Double = 0, rearm: Float? = nil) {
@@ -100,6 +112,9 @@ extension AnalyzerRow: Codable {
             rearm
     }
 
+    /// Decodes the configuration file's form: `event`, `value` (formula text) and `enter` are required; `exit`
+    /// defaults to `enter`, `kind` to `held`, `gate` to `none`, durations to 0, `maxDuration`/`rearm` to none.
+    /// - Throws: `DecodingError` for a missing or mistyped key, or a `value` that does not parse.
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         event = try c.decode(String.self, forKey: .event)
@@ -121,6 +136,8 @@ extension AnalyzerRow: Codable {
         rearm = try c.decodeIfPresent(Float.self, forKey: .rearm)
     }
 
+    /// Encodes every key (`value` as its formula text), as the configuration file writes it.
+    /// - Throws: the encoder's `EncodingError` (a non-finite number).
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(event, forKey: .event)

@@ -5,6 +5,7 @@ import WinkCore
 /// Feed it `step(frame:coefficients:gates:)` for every frame with a face, and `reset(frame:)` when the face
 /// is lost (active held rows end; every row returns to idle). Not thread-safe.
 public final class AnalyzerTable {
+    /// The rows, in table order.
     public let rows: [AnalyzerRow]
     /// Each row's value (its formula on the coefficients) at the last `step`, in `rows` order; 0 after
     /// `reset` and before the first step. Overwritten in place every step (no allocation).
@@ -20,9 +21,11 @@ public final class AnalyzerTable {
 
     /// Where a row's state machine is.
     public enum Phase: Sendable, Equatable {
+        /// Waiting for the value to reach `enter`.
         case idle
         /// The value crossed `enter` at `onset`; waiting for `minDuration` (held) or for release (oneShot).
         case pending
+        /// A held expression is under way (`began` was emitted).
         case active
         /// Ended by `maxDuration` or a gate; waiting for the value to drop below `exit`.
         case latched
@@ -41,6 +44,7 @@ public final class AnalyzerTable {
 
     /// One row's state after a frame.
     public struct RowTrace: Sendable, Equatable {
+        /// Where the row's state machine is.
         public var phase: Phase = .idle
         /// Seconds: when the value crossed `enter` for the current run (pending or active); nil when idle or
         /// latched.
@@ -51,6 +55,7 @@ public final class AnalyzerTable {
         /// What kept the row from starting this frame, or cancelled its pending start; nil when nothing did
         /// (or the value was below `enter`).
         public var blocked: Blocker?
+        /// An idle trace.
         public init() {}
     }
 
@@ -69,13 +74,18 @@ public final class AnalyzerTable {
 
     /// Which gates are open in this frame.
     public struct Gates: Sendable, Equatable {
+        /// Whether the eye gate is open (rows with `gate: .eyes` may run).
         public var eyes: Bool
+        /// Whether the mouth gate is open (rows with `gate: .mouth` may run).
         public var mouth: Bool
+        /// Gates as given.
         public init(eyes: Bool, mouth: Bool) {
             self.eyes = eyes
             self.mouth = mouth
         }
+        /// Both gates open.
         public static let open = Gates(eyes: true, mouth: true)
+        /// Both gates closed.
         public static let closed = Gates(eyes: false, mouth: false)
 
         func allows(_ gate: AnalyzerRow.Gate) -> Bool {
@@ -87,6 +97,7 @@ public final class AnalyzerTable {
         }
     }
 
+    /// A table of `rows`, every row idle. `suppressedBy` names no row are ignored.
     public init(rows: [AnalyzerRow]) {
         self.rows = rows
         states = Array(repeating: RowState(), count: rows.count)

@@ -13,6 +13,7 @@ import WinkCore
 ///
 /// Not thread-safe. Allocates its ring once.
 public final class Calibration {
+    /// How the neutral is learned; times in seconds, rates in samples a second.
     public struct Settings: Sendable, Equatable, Codable {
         /// How many seconds of history the neutral is taken from.
         public var windowSeconds: Double = 60
@@ -46,11 +47,15 @@ public final class Calibration {
         /// went back (a new source, a looped file). 0: after every loss; 86,400 (the configuration's most):
         /// in effect never.
         public var forgetAfterAbsence: Double = 3
+        /// The defaults above.
         public init() {}
     }
 
+    /// The settings it was made with.
     public let settings: Settings
+    /// The neutral learning starts from (a stored profile's, or the population's).
     public private(set) var prior: FaceMeasures
+    /// The current neutral estimate (`FaceMeasures` units).
     public private(set) var neutral: FaceMeasures
     private var ring: [FaceMeasures]
     private var count = 0
@@ -70,6 +75,7 @@ public final class Calibration {
         (\.cornerLiftRight, 0.2), (\.innerBrowHeight, 0.4), (\.browHeightLeft, 0.5), (\.browHeightRight, 0.5),
     ]
 
+    /// A calibration starting from `prior`, its ring of `windowSeconds * samplesPerSecond` (at least 8) allocated.
     public init(prior: FaceMeasures = CoefficientModel.populationNeutral, settings: Settings = Settings()) {
         self.settings = settings
         self.prior = prior

@@ -44,6 +44,8 @@ extension FaceMeasures: Codable {
         init?(intValue: Int) { nil }
     }
 
+    /// Decodes the measures by name, checked as the extension's description says.
+    /// - Throws: `DecodingError` for a missing, unknown, non-finite or out-of-range measure.
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
         self.init()
@@ -87,6 +89,7 @@ extension FaceMeasures: Codable {
         \.eyeAspectLeft, \.eyeAspectRight, \.mouthWidth, \.jawDrop,
     ]
 
+    /// Encodes every measure by name. - Throws: the encoder's `EncodingError` (a non-finite number).
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
         for (name, key) in Self.namedMeasures { try c.encode(self[keyPath: key], forKey: Key(stringValue: name)) }

@@ -4,16 +4,21 @@ import WinkCore
 extension CalibrationProfile {
     /// A stretch of a recording, in seconds of frame time, during which the person holds `step`.
     public struct Segment: Sendable, Equatable, CustomStringConvertible {
+        /// The expression held.
         public var step: Step
+        /// Start, seconds of frame time.
         public var start: Double
+        /// End, seconds of frame time (inclusive).
         public var end: Double
 
+        /// A segment from `start` to `end` seconds.
         public init(step: Step, start: Double, end: Double) {
             self.step = step
             self.start = start
             self.end = end
         }
 
+        /// `STEP=START-END`, as `--segments` takes it.
         public var description: String { "\(step.rawValue)=\(format(start))-\(format(end))" }
 
         /// Whether frame time `t` lies in `start...end`.
@@ -22,7 +27,9 @@ extension CalibrationProfile {
 
     /// A `--segments` value that cannot be used; `message` names the bad part.
     public struct SegmentSyntaxError: Error, Equatable, CustomStringConvertible {
+        /// What is wrong, quoting the bad part.
         public var message: String
+        /// `message`.
         public var description: String { message }
     }
 
@@ -64,7 +71,7 @@ extension CalibrationProfile {
 
     /// The segments of a guided recording: step `i` of `steps` is prompted at `i * secondsPerStep` and its
     /// samples are taken from `i * secondsPerStep + discard` to `(i + 1) * secondsPerStep` (the first
-    /// `discard` seconds give the person time to react to the prompt).
+    /// `discard` seconds, at most half a step, give the person time to react to the prompt).
     public static func schedule(_ steps: [Step], secondsPerStep: Double, discard: Double = 0.5) -> [Segment] {
         steps.enumerated().map { i, step in
             let start = Double(i) * secondsPerStep
@@ -77,9 +84,11 @@ extension CalibrationProfile {
     ///
     /// Not thread-safe; keeps every sample in memory (a few seconds of frames per step).
     public struct Recorder: Sendable {
+        /// The segments samples are collected for.
         public let segments: [Segment]
         private var samples: [Step: [FaceMeasures]] = [:]
 
+        /// A recorder for `segments`, with no samples yet.
         public init(segments: [Segment]) { self.segments = segments }
 
         /// Adds the measures of a usable face seen at frame time `time` (seconds) to every segment

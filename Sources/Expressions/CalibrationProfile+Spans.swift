@@ -45,6 +45,7 @@ extension CalibrationProfile {
 
     /// What the profile says about one span.
     public struct SpanDerivation: Sendable, Equatable {
+        /// The span described.
         public var span: Span
         /// The steps that were recorded and measured for this span (empty when none was).
         public var steps: [Step]

@@ -16,6 +16,7 @@ public enum CalibrationProfileErrorCode: ExitCodeKind {
     /// A recording step had no usable face (none found, or outside the quality gate). Exit 65.
     case noFace
 
+    /// 66 for `missing`, 78 for `corrupt`, 65 for `noFace`.
     public var exitCode: ExitCode {
         switch self {
         case .missing: .noInput
@@ -75,6 +76,7 @@ extension CalibrationProfile {
     }
 
     /// The profile as pretty-printed JSON with sorted keys (stable for diffs), ending in a newline.
+    /// - Throws: `EncodingError` for a value JSON cannot hold (a non-finite number).
     public func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -20,6 +20,7 @@ public struct CalibrationProfile: Sendable, Equatable {
 
     /// What the person does during one step of a calibration recording. Left and right are the person's own.
     public enum Step: String, CaseIterable, Sendable, Codable, CodingKeyRepresentable {
+        /// `neutral`: the relaxed face, required; the others are the deliberate expressions, each optional.
         case neutral, eyesClosed, winkLeft, winkRight, smile, mouthOpen, browsUp
 
         /// The instruction shown to the person before the step.
@@ -49,6 +50,7 @@ public struct CalibrationProfile: Sendable, Equatable {
     /// The recording the profile was made from (a device or file path), for people reading the file.
     public var source: String?
 
+    /// A profile at `formatVersion`; `reach` in 0 < reach <= 1. An entry for `.neutral` in `expressions` is dropped.
     public init(
         neutral: FaceMeasures, expressions: [Step: FaceMeasures] = [:], reach: Float = 0.9,
         source: String? = nil
@@ -67,8 +69,6 @@ public struct CalibrationProfile: Sendable, Equatable {
 extension CalibrationProfile: Codable {
     enum CodingKeys: String, CodingKey { case version, neutral, expressions, reach, source }
 
-    /// - Throws: `DecodingError` for a missing or mistyped key, a version other than `formatVersion`, a
-    ///   `reach` outside 0 < reach <= 1, or an expression named `neutral`.
     /// Any key, to name one the format does not have.
     private struct AnyKey: CodingKey {
         var stringValue: String
@@ -77,6 +77,10 @@ extension CalibrationProfile: Codable {
         init?(intValue: Int) { nil }
     }
 
+    /// Decodes a profile, checking it whole.
+    /// - Throws: `DecodingError` for an unknown, missing or mistyped key, a version other than `formatVersion`,
+    ///   a neutral length ratio (eye aspects, mouth width, jaw drop) that is not positive, an unknown step, a
+    ///   `reach` outside 0 < reach <= 1, or an expression named `neutral`.
     public init(from decoder: Decoder) throws {
         // An unknown key (a misspelt "expresions") was ignored, while one inside "neutral" was refused.
         let all = try decoder.container(keyedBy: AnyKey.self)
@@ -142,6 +146,7 @@ extension CalibrationProfile: Codable {
         source = try c.decodeIfPresent(String.self, forKey: .source)
     }
 
+    /// Encodes the profile as `load(path:)` reads it. - Throws: the encoder's `EncodingError`.
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(version, forKey: .version)

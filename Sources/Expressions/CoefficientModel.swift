@@ -29,6 +29,7 @@ public struct CoefficientModel: Sendable, Equatable, Codable {
     /// Drop of the brows (per interocular) for `browDown` = 1.
     public var browLowerSpan: Float = 0.08
 
+    /// The population defaults above.
     public init() {}
 
     /// Coefficients for `m` relative to `neutral`.

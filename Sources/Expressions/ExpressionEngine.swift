@@ -30,6 +30,7 @@ public struct QualityGate: Sendable, Equatable, Codable {
     /// held when the lens was covered held its key down for as long as the dark lasted. 2 s lets a lens
     /// flicker pass without a faceLost storm: at most one loss per 2 s of darkness.
     public var darkFaceLostAfter: Double = 2
+    /// The defaults above.
     public init() {}
 
     /// The gates open for `o`.
@@ -49,9 +50,13 @@ public struct QualityGate: Sendable, Equatable, Codable {
 /// Call `process(frame:face:)` once per frame, with the tracked face or `nil`. Events are appended to
 /// `events` (cleared at the start of each call; the array's storage is reused). Not thread-safe.
 public final class ExpressionEngine {
+    /// The analyzer table (kept across a reload with the same rows).
     public let table: AnalyzerTable
+    /// The coefficient model in use.
     public let model: CoefficientModel
+    /// The face-quality limits in use.
     public let gate: QualityGate
+    /// The running neutral (not thread-safe; owned by this engine's thread).
     public let calibration: Calibration
     /// Events decided by the last `process` call.
     public private(set) var events: [ExpressionEvent] = []
@@ -72,6 +77,7 @@ public final class ExpressionEngine {
     /// The first frame without the face when it was last lost (`faceLost`'s frame), until a face is found.
     private var lostSince: FrameInfo?
 
+    /// A fresh engine, no face present, every row idle.
     public init(
         rows: [AnalyzerRow], model: CoefficientModel = CoefficientModel(), gate: QualityGate = QualityGate(),
         calibration: Calibration = Calibration()

@@ -15,9 +15,11 @@ import WinkCore
 public struct FaceMeasures: Sendable, Equatable {
     /// Eye aspect ratio per eye (Soukupova & Cech 2016), person's own left/right.
     public var eyeAspectLeft: Float
+    /// Eye aspect ratio of the person's own right eye (iBUG 36-41).
     public var eyeAspectRight: Float
     /// Probability (0...1) that each eye is closed, from the eye-state model (`EyeEvidence.closedProbability`).
     public var eyeClosedLeft: Float
+    /// Probability (0...1) that the person's own right eye is closed.
     public var eyeClosedRight: Float
     /// Nose tip (30) to chin (8) distance / interocular: grows when the jaw drops.
     public var jawDrop: Float
@@ -28,13 +30,16 @@ public struct FaceMeasures: Sendable, Equatable {
     /// Height of each mouth corner above the midpoint of the lip centre line (points 51 and 57), / interocular;
     /// positive when the corner is higher. Left uses corner 54, right corner 48.
     public var cornerLiftLeft: Float
+    /// Lift of the person's own right mouth corner (iBUG 48), / interocular.
     public var cornerLiftRight: Float
     /// Inner brow (21, 22) height above the eye's inner corner (39, 42), mean, / interocular.
     public var innerBrowHeight: Float
     /// Brow height above each eye's centre, / interocular (for browDown).
     public var browHeightLeft: Float
+    /// Brow height above the person's own right eye, / interocular.
     public var browHeightRight: Float
 
+    /// Measures as given (unitless ratios and probabilities); every one defaults to 0.
     public init(
         eyeAspectLeft: Float = 0, eyeAspectRight: Float = 0, eyeClosedLeft: Float = 0, eyeClosedRight: Float = 0,
         jawDrop: Float = 0, lipGap: Float = 0, mouthWidth: Float = 0, cornerLiftLeft: Float = 0,

@@ -7,16 +7,27 @@ import WinkCore
 /// functions `min(a, b, ...)`, `max(a, b, ...)`, `abs(a)`, `clamp(a)` (to 0...1). The result is clamped
 /// to 0...1 when evaluated. Evaluation allocates nothing.
 public indirect enum Formula: Sendable, Equatable, CustomStringConvertible {
+    /// A number.
     case constant(Float)
+    /// A coefficient's value, 0...1.
     case coefficient(BlendShape)
+    /// `a + b`.
     case add(Formula, Formula)
+    /// `a - b`.
     case subtract(Formula, Formula)
+    /// `a * b`.
     case multiply(Formula, Formula)
+    /// `a / b`; 0 when `b` is 0.
     case divide(Formula, Formula)
+    /// `-a`.
     case negate(Formula)
+    /// `min(a, b, ...)`.
     case minimum([Formula])
+    /// `max(a, b, ...)`.
     case maximum([Formula])
+    /// `abs(a)`.
     case absolute(Formula)
+    /// `clamp(a)`: `a` limited to 0...1.
     case clamp(Formula)
 
     /// The formula's value for `c`, clamped to 0...1 (NaN becomes 0).
@@ -62,6 +73,7 @@ public indirect enum Formula: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The formula as text `init(parsing:)` reads back, binary operations in parentheses.
     public var description: String {
         switch self {
         case .constant(let x): "\(x)"
@@ -80,8 +92,11 @@ public indirect enum Formula: Sendable, Equatable, CustomStringConvertible {
 
     /// A parse error: what was expected and at which character (0-based).
     public struct ParseError: Error, CustomStringConvertible, Equatable {
+        /// What was expected or found.
         public var message: String
+        /// 0-based index of the offending character (Unicode scalar).
         public var position: Int
+        /// `message` and the 1-based character position.
         public var description: String { "\(message) at character \(position + 1)" }
     }
 

@@ -39,10 +39,15 @@ public protocol EventLineConnector {
 /// Connects with EventServer's `EventClient` (the one client of the event socket, as `winkctl events`
 /// uses), to `path`; `EventSocketPath.default()` is the path winkd itself defaults to.
 public struct UnixSocketConnector: EventLineConnector {
+    /// The event socket's path.
     public var path: String
 
+    /// A connector to the socket at `path`.
     public init(path: String) { self.path = path }
 
+    /// Connects with `EventClient(path:timeout:)`, waiting at most `helloTimeout` seconds for `hello`.
+    /// - Throws: `EventServerError` as `EventClient(path:timeout:)`: `.noDaemon`, `.pathTooLong`, `.system`, `.full`
+    ///   (exit 69), `.protocolViolation` (65) when no winkd `hello` comes in time.
     public func connect(helloTimeout: Double) throws -> EventLineConnection {
         ClientConnection(try EventClient(path: path, timeout: helloTimeout))
     }

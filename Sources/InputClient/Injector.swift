@@ -27,7 +27,9 @@ public final class PrintingInjector: Injector {
         self.write = write
     }
 
+    /// Prints `press KEY`.
     public func press(_ key: InputKey) { say("press \(key.name)") }
+    /// Prints `release KEY`.
     public func release(_ key: InputKey) { say("release \(key.name)") }
     /// `run` and the arguments, each written as a Swift string literal would show it when it holds a space,
     /// a quote, a backslash or a control character (a newline in an argument printed a second line that
@@ -59,6 +61,7 @@ public final class PrintingInjector: Injector {
 
 /// Starts programs with `posix_spawnp(3)` (no shell) and reaps them without blocking.
 public struct CommandSpawner: Sendable {
+    /// A spawner (stateless; thread-safe).
     public init() {}
 
     /// Starts `command[0]` (searched in `PATH`) with the arguments, inheriting stdin/stdout/stderr and the

@@ -15,6 +15,7 @@ public enum InputErrorCode: ExitCodeKind {
     /// `/dev/uinput` is missing, not writable, or refused the virtual device. Exit 69.
     case uinputUnavailable
 
+    /// 66 for `mapUnreadable`, 78 for `invalidMap`, 69 for `uinputUnavailable`.
     public var exitCode: ExitCode {
         switch self {
         case .mapUnreadable: .noInput
@@ -34,6 +35,7 @@ public enum InputErrorCode: ExitCodeKind {
 
 /// An input map's problems are one line each.
 extension SubjectError: MultiLineError where Code == InputErrorCode {
+    /// One line per problem of an invalid map, `PATH: problem` with control characters escaped; else `description`.
     public var lines: [String] {
         if case .invalidMap(let problems) = code, !problems.isEmpty {
             return problems.map { "\(visibleControlCharacters(subject)): \(visibleControlCharacters($0))" }

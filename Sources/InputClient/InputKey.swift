@@ -8,6 +8,7 @@ public struct InputKey: Hashable, Sendable, CustomStringConvertible {
     /// The `EV_KEY` event code.
     public var code: UInt16
 
+    /// A key from its name and `EV_KEY` code, unchecked (see `init?(named:)`).
     public init(name: String, code: UInt16) {
         self.name = name
         self.code = code
@@ -21,6 +22,7 @@ public struct InputKey: Hashable, Sendable, CustomStringConvertible {
         self.init(name: name, code: UInt16(code))
     }
 
+    /// `name`.
     public var description: String { name }
 
     /// `BTN_LEFT`, `BTN_RIGHT`, `BTN_MIDDLE`: every virtual device has them, so it counts as a mouse.

@@ -9,6 +9,7 @@ public struct InputMap: Equatable, Sendable {
     /// Map key `safeStart`; default 1.0.
     public var safeStart: Double
 
+    /// A map; `safeStart` in seconds of event time. Unvalidated (parsing validates).
     public init(mappings: [Mapping], safeStart: Double = 1.0) {
         self.mappings = mappings
         self.safeStart = safeStart
@@ -49,6 +50,7 @@ public struct Mapping: Equatable, Sendable {
     /// Seconds after a firing during which this mapping does not fire again. Map key `cooldown`; default 0.
     public var cooldown: Double
 
+    /// A binding; `minHold` and `cooldown` in seconds of event time.
     public init(trigger: Trigger, action: Action, mode: Mode = .press, minHold: Double = 0, cooldown: Double = 0) {
         self.trigger = trigger
         self.action = action

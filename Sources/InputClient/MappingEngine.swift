@@ -49,6 +49,7 @@ public final class MappingEngine {
         var endsWithEvent: String?
     }
 
+    /// An engine for `map`, every mapping idle, sending actions to `injector`.
     public init(map: InputMap, injector: Injector) {
         self.map = map
         self.injector = injector

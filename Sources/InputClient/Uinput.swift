@@ -11,6 +11,7 @@ public struct VirtualDeviceSpec: Equatable, Sendable {
     /// `EV_REL` codes (`REL_X`, `REL_Y`).
     public var relativeAxes: [UInt16]
 
+    /// A spec as given; `keys` should be sorted by code.
     public init(name: String, keys: [InputKey], relativeAxes: [UInt16]) {
         self.name = name
         self.keys = keys
@@ -45,8 +46,12 @@ public struct LibevdevUinput: UinputDeviceFactory {
     /// The uinput node, `/dev/uinput` unless a test says otherwise.
     public var path: String
 
+    /// A factory for the uinput node at `path`.
     public init(path: String = "/dev/uinput") { self.path = path }
 
+    /// Creates the device with `cev_uinput_create` (bus `BUS_VIRTUAL`).
+    /// - Throws: `InputError.uinputUnavailable` (exit 69) naming `path` and why: opening it failed, or
+    ///   libevdev could not create the device on it.
     public func makeDevice(_ spec: VirtualDeviceSpec) throws -> UinputDevice {
         let keys = spec.keys.map { UInt32($0.code) }
         let rels = spec.relativeAxes.map { UInt32($0) }
@@ -132,9 +137,12 @@ public final class UinputInjector: Injector {
         self.log = log
     }
 
+    /// Writes the key down and a `SYN_REPORT`; a failed write is logged, not thrown.
     public func press(_ key: InputKey) { send(key, value: 1) }
+    /// Writes the key up and a `SYN_REPORT`; a failed write is logged, not thrown.
     public func release(_ key: InputKey) { send(key, value: 0) }
 
+    /// Spawns `command` (non-empty) with `CommandSpawner`; a failure to start is logged, not thrown.
     public func run(_ command: [String]) {
         do {
             try spawner.spawn(command)

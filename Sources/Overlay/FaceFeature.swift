@@ -5,6 +5,7 @@ import WinkCore
 /// Left and right are the **person's own**: `rightEye` is landmarks 36-41 (on the image's left in an
 /// unmirrored picture), `leftEye` 42-47, `rightEyebrow` 17-21, `leftEyebrow` 22-26.
 public enum FaceFeature: String, Sendable, CaseIterable, Codable {
+    /// The box of the matching `LandmarkGroup` (`eyes`: both eyes; `face`: all 68 points).
     case leftEye, rightEye, eyes, leftEyebrow, rightEyebrow, nose, mouth, jaw, face
 
     /// The landmark group whose points define the feature's box.

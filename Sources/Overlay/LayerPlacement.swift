@@ -11,13 +11,16 @@ import WinkCore
 /// axis towards the frame's y axis (clockwise on screen). A `mirrored` placement shows the layer image
 /// flipped left-right (its x axis points the other way).
 public struct LayerPlacement: Sendable, Equatable {
+    /// The rectangle's centre, full-frame pixels.
     public var center: PixelPoint
     /// Width and height of the rectangle, in pixels.
     public var size: SIMD2<Float>
+    /// Radians; positive turns the layer's x axis towards the frame's y axis (clockwise on screen).
     public var angle: Float
     /// Whether the layer image is flipped left-right inside the rectangle.
     public var mirrored: Bool
 
+    /// A placement; `center` and `size` in frame pixels, `angle` in radians.
     public init(center: PixelPoint, size: SIMD2<Float>, angle: Float, mirrored: Bool = false) {
         self.center = center
         self.size = size

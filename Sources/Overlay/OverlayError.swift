@@ -24,6 +24,7 @@ public enum OverlayErrorCode: ExitCodeKind {
     /// OpenCV failed while drawing (out of memory). Exit 70.
     case `internal`
 
+    /// 66 `missing`, 65 `notDecodable`, 78 `badLayout`, 73 `output`, 74 `writeFailed`, 70 `internal`.
     public var exitCode: ExitCode {
         switch self {
         case .missing: .noInput

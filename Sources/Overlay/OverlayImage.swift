@@ -7,7 +7,9 @@ import WinkCore
 /// Every PNG kind decodes to the same form: 8- and 16-bit samples (16-bit rounded to 8), grey, grey+alpha,
 /// palette with tRNS, RGB or grey with a tRNS colour key, 1/2/4-bit, Adam7-interlaced.
 public struct OverlayImage: Sendable, Equatable {
+    /// Width in pixels (> 0).
     public let width: Int
+    /// Height in pixels (> 0).
     public let height: Int
     /// `width * height * 4` bytes, R G B A.
     public let rgba: [UInt8]

@@ -43,6 +43,7 @@ public struct OverlayLayer: Sendable, Equatable {
     /// `.stretch`: none, the image fills the rectangle).
     public var fit: Fit
 
+    /// A layer; `sizeRatio` and `offset` in units of the feature box, `opacity` in 0...1.
     public init(
         feature: FaceFeature, image: String, sizeRatio: SIMD2<Float> = [1, 1], offset: SIMD2<Float> = [0, 0],
         rotate: Bool = true, opacity: Float = 1, fit: Fit = .stretch
@@ -67,8 +68,10 @@ public struct OverlayLayer: Sendable, Equatable {
 /// `stretch` (the default), `width`, `height`, `contain` (see `OverlayLayer.Fit`). Unknown keys are refused,
 /// so a typo is reported.
 public struct OverlayLayout: Sendable, Equatable {
+    /// The layers, drawn in order (the first lowest), at most `maximumLayers`.
     public var layers: [OverlayLayer]
 
+    /// A layout of `layers`, unchecked.
     public init(layers: [OverlayLayer]) { self.layers = layers }
 
     /// The most layers a layout may have: 64, far above a real one (a layer per face feature, a few stacked),

@@ -101,8 +101,11 @@ extension PendingOutput {
 /// OpenCV 4.6's `VideoWriter` reports no write errors: on a full disk every frame "succeeds" and the file
 /// ends without its index (an MP4 without its moov atom). Hence the reading back.
 public final class OverlayVideoWriter: FrameSink {
+    /// The file written once `finish(readBack:)` succeeds.
     public let path: String
+    /// Frame width in pixels.
     public let width: Int
+    /// Frame height in pixels.
     public let height: Int
     /// Frames written so far.
     public private(set) var frameCount = 0

@@ -16,6 +16,7 @@ public struct TimelinePlot: Sendable {
         public var span: ClosedRange<Double>
         /// The cause, written under the span: "suppressed by blink", "cooldown", "gate closed".
         public var text: String
+        /// A note over `span` (seconds) saying `text`.
         public init(span: ClosedRange<Double>, text: String) {
             self.span = span
             self.text = text
@@ -24,13 +25,16 @@ public struct TimelinePlot: Sendable {
 
     /// One series.
     public struct Lane: Sendable {
+        /// The lane's title (the row's event or the coefficient's name).
         public var title: String
         /// Smaller lines under the title, separated by "\n" (a formula, the thresholds, the timing), each
         /// shrunk to fit.
         public var subtitle: String
         /// One value (0...1) per entry of `TimelinePlot.times`; NaN where nothing was measured (no face).
         public var values: [Float]
+        /// The `enter` threshold (0...1) drawn as a solid line; nil: none.
         public var enter: Float?
+        /// The `exit` threshold (0...1) drawn as a dashed line; nil: none.
         public var exit: Float?
         /// Time spans (seconds) in which the expression was active.
         public var active: [ClosedRange<Double>]
@@ -45,6 +49,7 @@ public struct TimelinePlot: Sendable {
         /// Spans in which the row was blocked, with the cause.
         public var blocked: [Note] = []
 
+        /// A lane; `values` in 0...1 (NaN: no face), spans in seconds.
         public init(
             title: String, subtitle: String = "", values: [Float], enter: Float? = nil, exit: Float? = nil,
             active: [ClosedRange<Double>] = [], pending: [ClosedRange<Double>] = [],
@@ -65,8 +70,11 @@ public struct TimelinePlot: Sendable {
 
     /// A `faceFound` (`found`) or `faceLost` event at `time` seconds, drawn through every lane.
     public struct FaceMarker: Sendable, Equatable {
+        /// Seconds.
         public var time: Double
+        /// True for `faceFound`, false for `faceLost`.
         public var found: Bool
+        /// A marker at `time` seconds.
         public init(time: Double, found: Bool) {
             self.time = time
             self.found = found
@@ -75,18 +83,25 @@ public struct TimelinePlot: Sendable {
 
     /// One entry of the legend: a swatch of `colour` (0xRRGGBB) and its name.
     public struct LegendEntry: Sendable, Equatable {
+        /// What the colour stands for.
         public var name: String
+        /// 0xRRGGBB.
         public var colour: UInt32
     }
 
     /// The phase of an event marker.
+    /// `began` (green), `ended` (red) or `occurred` (purple).
     public enum MarkerKind: Sendable, Equatable { case began, ended, occurred }
 
     /// An event drawn in lane `lane` at `time` seconds.
     public struct Marker: Sendable, Equatable {
+        /// 0-based index into `TimelinePlot.lanes`.
         public var lane: Int
+        /// Seconds.
         public var time: Double
+        /// The event's phase.
         public var kind: MarkerKind
+        /// A marker in `lane` at `time` seconds.
         public init(lane: Int, time: Double, kind: MarkerKind) {
             self.lane = lane
             self.time = time
@@ -96,25 +111,44 @@ public struct TimelinePlot: Sendable {
 
     /// The colours used, 0xRRGGBB.
     public enum Colour {
+        /// The image behind everything (white).
         public static let background: UInt32 = 0xFFFFFF
+        /// A lane's band (light grey).
         public static let lane: UInt32 = 0xF6F6F6
+        /// A lane's band where there was no face (grey).
         public static let noFace: UInt32 = 0xDCDCDC
+        /// Spans where the expression was active (light green).
         public static let active: UInt32 = 0xCFEFD4
+        /// Grid lines.
         public static let grid: UInt32 = 0xE2E2E2
+        /// The value line (near black).
         public static let value: UInt32 = 0x202020
+        /// The `enter` threshold (orange).
         public static let enter: UInt32 = 0xE07000
+        /// The `exit` threshold (blue).
         public static let exit: UInt32 = 0x3060C0
+        /// `began` markers (green).
         public static let began: UInt32 = 0x1E9E3E
+        /// `ended` markers (red).
         public static let ended: UInt32 = 0xD02020
+        /// `occurred` markers (purple).
         public static let occurred: UInt32 = 0x8030C0
+        /// Titles and labels.
         public static let text: UInt32 = 0x202020
+        /// Pending spans, waiting out `minDuration` (amber).
         public static let pending: UInt32 = 0xFBE3A0
+        /// Release-delay spans (light blue).
         public static let release: UInt32 = 0xC4D8F2
+        /// Cooldown spans (lavender).
         public static let cooldown: UInt32 = 0xE6D8F2
+        /// Blocked strips (red).
         public static let blocked: UInt32 = 0xD03030
+        /// `faceFound` lines (teal).
         public static let faceFound: UInt32 = 0x00897B
+        /// `faceLost` lines (brown).
         public static let faceLost: UInt32 = 0x8D5A2B
 
+        /// The marker colour for `kind`.
         public static func marker(_ kind: MarkerKind) -> UInt32 {
             switch kind {
             case .began: began
@@ -124,11 +158,15 @@ public struct TimelinePlot: Sendable {
         }
     }
 
+    /// The plot's title, at the top.
     public var title: String
     /// Frame times in seconds, ascending.
     public var times: [Double]
+    /// The series, top to bottom.
     public var lanes: [Lane] = []
+    /// Event markers.
     public var markers: [Marker] = []
+    /// `faceFound`/`faceLost` lines.
     public var faceMarkers: [FaceMarker] = []
 
     /// The legend, in two rows: what the lanes draw, then what explains an event (and the face markers).
@@ -148,6 +186,7 @@ public struct TimelinePlot: Sendable {
         ],
     ]
 
+    /// An empty plot over the frame `times` (seconds, ascending).
     public init(title: String, times: [Double]) {
         self.title = title
         self.times = times

@@ -5,20 +5,29 @@
 /// the time axis (`bottom` pixels). In each lane, the plot area spans x from `left` to `width - right - 1`
 /// and y from `laneTop(i) + padding` (value 1) to `laneTop(i) + laneHeight - padding` (value 0).
 public struct PlotLayout: Sendable, Equatable {
+    /// Image width in pixels (at least 400).
     public var width: Int
+    /// Height of one lane in pixels (at least 30).
     public var laneHeight: Int
+    /// Number of lanes (at least 1).
     public var lanes: Int
+    /// Pixels left of the plot area (lane titles).
     public var left = 230
+    /// Pixels right of the plot area.
     public var right = 20
+    /// Pixels of the title and legend strip.
     public var top = 48
+    /// Pixels of the time axis at the bottom.
     public var bottom = 36
     /// Space above value 1 and below value 0 inside each lane.
     public var padding = 8
     /// Seconds at the left and right edges of the plot area.
     public var start: Double
+    /// Seconds at the right edge of the plot area (at least `start + 0.1`).
     public var end: Double
 
-    /// - Parameters: `start`/`end` are the time range in seconds (widened to at least 0.1 s).
+    /// - Parameters: `start`/`end` are the time range in seconds (widened to at least 0.1 s); `width` is raised
+    ///   to at least 400 pixels, `laneHeight` to 30, `lanes` to 1.
     public init(width: Int = 1200, laneHeight: Int = 80, lanes: Int, start: Double, end: Double) {
         self.width = max(width, 400)
         self.laneHeight = max(laneHeight, 30)
