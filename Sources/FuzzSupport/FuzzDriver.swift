@@ -24,6 +24,7 @@ private func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>,
                                  _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
 #endif
 
+/// The fuzz targets' shared entry point (see the file's opening comment).
 public enum FuzzDriver {
     /// Runs `fuzzOne` under libFuzzer (fuzzing build) or over every input named on the command line
     /// (files, or the regular files directly inside a named directory, in name order), then exits:

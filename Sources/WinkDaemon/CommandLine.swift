@@ -3,9 +3,13 @@ import WinkCore
 
 /// A command-line usage error: exit 64 with the message.
 public struct UsageError: ExitCodeError, Equatable {
+    /// The line printed (after the program's name) before exiting 64.
     public var message: String
+    /// An error saying `message`.
     public init(_ message: String) { self.message = message }
+    /// `message`.
     public var description: String { message }
+    /// 64 (`usage`).
     public var exitCode: ExitCode { .usage }
 }
 
@@ -26,6 +30,7 @@ public struct Arguments {
     /// The command whose options these are; nil accepts any name (tests of the parser itself).
     public let spec: CommandSpec?
 
+    /// The arguments `items` (without the program name), none read yet, for the command `spec`.
     public init(_ items: [String], spec: CommandSpec? = nil) {
         self.items = items
         self.spec = spec

@@ -38,6 +38,7 @@ public struct OptionSpec: Sendable, Equatable {
     public var name: String
     /// Other spellings (`-o` for `--output`).
     public var aliases: [String]
+    /// What the option takes: nothing (a flag), a file, a directory, text or one of a few words.
     public var value: Value
     /// One line of meaning, with units.
     public var help: String
@@ -87,12 +88,14 @@ public struct CommandSpec: Sendable {
     public var summary: String
     /// The operands as shown in the synopsis (`FILE`, `LABELS.json|FOLDER...`), with a line of meaning each.
     public var operands: [(name: String, help: String)]
+    /// The options, in the order `--help` lists them.
     public var options: [OptionSpec]
     /// The exit codes line of `--help` and the man page (`ExitCode.summary`, winkd's without 1).
     public var exitCodes = ExitCode.summary
     /// A paragraph or two for `--help` and the man page, beyond the summary (may be empty).
     public var details: String
 
+    /// A command; `exitCodes` starts as `ExitCode.summary`.
     public init(name: String, summary: String, operands: [(name: String, help: String)] = [],
                 options: [OptionSpec], details: String = "") {
         self.name = name

@@ -16,6 +16,7 @@ public struct ConfigurationRequest: Sendable, Equatable {
     /// (`winkctl analyze`, `evaluate`, `bench`: what they read is only what their flags name).
     public var location: Configuration.Location?
 
+    /// A request; nil paths and no location read only the built-in defaults.
     public init(
         configPath: String? = nil, profilePath: String? = nil, mirrored: Bool = false,
         location: Configuration.Location? = nil
@@ -50,7 +51,9 @@ public struct ConfigurationRequest: Sendable, Equatable {
 
 /// Options shared by the commands that run the pipeline: `--config`, `--model`, `--mirrored`, `--profile`.
 public struct CommonOptions {
+    /// The configuration in effect (the file, the flags and the profile laid over it).
     public var configuration: Configuration
+    /// `--model FILE`: the 68-point dlib shape predictor.
     public var modelPath: String
     /// What the command line asked of the configuration (re-read on reload).
     public var request = ConfigurationRequest()
@@ -59,6 +62,7 @@ public struct CommonOptions {
     /// `--eye-model FILE`: a retrained eye-state model to use instead of the built-in one (see `EyeStateModel`).
     public var eyeModelPath: String?
 
+    /// Options for `configuration` and `modelPath`, with an empty request (tests, embedders).
     public init(configuration: Configuration, modelPath: String) {
         self.configuration = configuration
         self.modelPath = modelPath

@@ -45,22 +45,28 @@ extension Configuration {
     /// A configuration file that does not exist: `--config` naming a missing file. Exit 66 (`EX_NOINPUT`),
     /// as for a missing layout, map or profile.
     public struct Missing: ExitCodeError {
+        /// The path given.
         public var path: String
+        /// "PATH: no such configuration file".
         public var description: String { "\(path): no such configuration file" }
+        /// 66 (`noInput`).
         public var exitCode: ExitCode { .noInput }
     }
 
     /// A configuration file that exists but cannot be read: exit 66, with the system's reason.
     public struct Unreadable: ExitCodeError {
+        /// The file's path.
         public var path: String
         /// The failed call's `errno`, e.g. `EISDIR: Is a directory`; nil if reading it again succeeded.
         public var reason: Errno?
         /// What is wrong instead, when no call failed: "not a regular file (a FIFO)".
         public var problem: String? = nil
+        /// "PATH: cannot read the configuration file", with the problem or the errno.
         public var description: String {
             if let problem { return "\(path): cannot read the configuration file: \(problem)" }
             return "\(path): cannot read the configuration file" + (reason.map { " (\($0))" } ?? "")
         }
+        /// 66 (`noInput`).
         public var exitCode: ExitCode { .noInput }
     }
 

@@ -34,12 +34,17 @@ public struct Configuration: Sendable {
         get { tracker.mirrored }
         set { tracker.mirrored = newValue }
     }
+    /// The analyzer table (`analyzers`: the default table with the file's rows merged in by `event`).
     public var analyzers: [AnalyzerRow] = AnalyzerRow.defaultTable
     /// `replaceDefaultAnalyzers`: the file's `analyzers` are the whole table, not changes to the default one.
     public var replaceDefaultAnalyzers = false
+    /// The coefficient spans (`coefficients`).
     public var coefficients = CoefficientModel()
+    /// The face-quality limits (`quality`).
     public var quality = QualityGate()
+    /// The tracker's settings (`tracker`), and `mirrored`.
     public var tracker = TrackerSettings()
+    /// How the neutral face is learned (`calibration`).
     public var calibration = Calibration.Settings()
     /// A calibration profile written by `winkctl calibrate`.
     public var profilePath: String?
@@ -66,6 +71,7 @@ public struct Configuration: Sendable {
     /// Whether overlaid frames are to be written to a V4L2 output device.
     public var overlayOutputConfigured: Bool { overlayLayoutPath != nil && overlayDevice != nil }
 
+    /// The built-in defaults (no file).
     public init() {}
 
     /// The keys a configuration file may have.
@@ -76,14 +82,18 @@ public struct Configuration: Sendable {
 
     /// A configuration problem: one line per error, each naming the key and what was expected. Exit 78.
     public struct Invalid: MultiLineError {
+        /// The configuration file.
         public var path: String
+        /// One line per problem, each naming the key.
         public var problems: [String]
         /// One line per problem: control characters from the file (an escaped newline in a key or a
         /// formula) are shown escaped, never raw.
         public var lines: [String] {
             problems.map { "\(visibleControlCharacters(path)): \(visibleControlCharacters($0))" }
         }
+        /// `lines`, joined with newlines.
         public var description: String { lines.joined(separator: "\n") }
+        /// 78 (`configuration`).
         public var exitCode: ExitCode { .configuration }
     }
 

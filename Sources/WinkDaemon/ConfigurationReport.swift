@@ -26,6 +26,7 @@ public struct ConfigurationReport: Sendable {
     public var fileChosenBy: String?
     /// Where the file was looked for without `--config`, in order (empty with `--config`).
     public var searched: [String]
+    /// Every setting, in the order `text()` prints them.
     public var settings: [Setting]
 
     /// The report for `configuration` as `request` produced it (`logLevelFlag`: `--log-level`, if given).
@@ -80,11 +81,11 @@ public struct ConfigurationReport: Sendable {
         self.settings = settings
     }
 
-    /// Commented text: a header naming the file (or the places searched), then `key = value` lines, each
-    /// with `# unit; from` after it, aligned in one column (at most `commentColumn`).
     /// The furthest column (0-based) at which `text()` aligns its comments.
     static let commentColumn = 50
 
+    /// Commented text: a header naming the file (or the places searched), then `key = value` lines, each
+    /// with `# unit; from` after it, aligned in one column (at most `commentColumn`).
     public func text() -> String {
         var out = "# winkd's configuration in effect (winkctl config, winkd --print-config)\n"
         if let file, let fileChosenBy {

@@ -7,6 +7,7 @@ import Glibc
 #endif
 
 extension EventServer.LogLevel: CaseIterable {
+    /// Most severe first.
     public static let allCases: [EventServer.LogLevel] = [.error, .warning, .notice, .info, .debug]
 
     /// The level's name as `--log-level` and the configuration's `logLevel` take it: "error", "warning",
@@ -42,6 +43,7 @@ public struct DaemonLog: Sendable {
     /// Whether lines carry the `<N>` prefix.
     public var prefixed: Bool
 
+    /// A log writing messages at `threshold` or more severe, with the `<N>` prefix when `prefixed`.
     public init(threshold: EventServer.LogLevel = .info, prefixed: Bool) {
         self.threshold = threshold
         self.prefixed = prefixed

@@ -6,8 +6,9 @@ import WinkCore
 /// Hooks for a service manager (systemd's sd_notify) and for tests: what the daemon is doing, as it happens.
 ///
 /// Every method has an empty default. Calls come from the daemon's processing thread, except
-/// `daemonPublished(status:)`, which also comes from the capture thread: implementations must be
-/// thread-safe and quick (no blocking I/O beyond one datagram).
+/// `daemonPublished(status:)`, which also comes from the capture thread, and `daemonClientsChanged`, which
+/// comes from the socket server's thread: implementations must be thread-safe and quick (no blocking I/O
+/// beyond one datagram).
 ///
 /// Where sd_notify messages belong:
 /// - `daemonIsReady` -> `READY=1` (the socket listens and the model is loaded),
@@ -37,13 +38,21 @@ public protocol DaemonObserver: AnyObject, Sendable {
 }
 
 extension DaemonObserver {
+    /// Does nothing.
     public func daemonIsReady(socketPath: String?) {}
+    /// Does nothing.
     public func daemonPublished(status: StatusLine) {}
+    /// Does nothing.
     public func daemonPublished(event: ExpressionEvent) {}
+    /// Does nothing.
     public func daemonClientsChanged(count: Int) {}
+    /// Does nothing.
     public func daemonIsAlive() {}
+    /// Does nothing.
     public func daemonIsReloading() {}
+    /// Does nothing.
     public func daemonDidReload(ok: Bool) {}
+    /// Does nothing.
     public func daemonIsStopping() {}
 }
 
@@ -51,6 +60,7 @@ extension DaemonObserver {
 /// replaceable so tests can hand it a `V4L2Camera` over a scripted device and short intervals.
 public struct DaemonEnvironment: @unchecked Sendable {
     /// Opens a camera at a path with settings, in colour when asked (`V4L2Camera` by default).
+    /// - Throws: `CaptureError` as `V4L2Camera.init` (the source's own errors for a fake).
     public var openCamera: (_ path: String, _ settings: V4L2Camera.Settings, _ wantsColor: Bool) throws -> FrameSource
     /// The camera to use without `--source` (`V4L2Discovery.defaultDevice()`).
     /// - Throws: `CaptureError` `.noDevice` when there is none.
@@ -58,10 +68,12 @@ public struct DaemonEnvironment: @unchecked Sendable {
     /// Whether a camera name (a `/dev/v4l/by-id` link or node) exists now (`V4L2Discovery.currentPath(of:)`).
     public var cameraIsPresent: (String) -> Bool
     /// Opens the overlay output device at a frame size in pixels (`V4L2Output` by default).
+    /// - Throws: `CaptureError` as `V4L2Output.init` (exit 66 or 69).
     public var openOutput: (_ path: String, _ width: Int, _ height: Int) throws -> V4L2Output
 
     /// Seconds before the first retry of a busy or failing camera; doubled up to `backoffMaximum`.
     public var backoffInitial = 1.0
+    /// Seconds: the longest wait between retries.
     public var backoffMaximum = 10.0
     /// Seconds between looks for an absent or unplugged camera while clients are connected.
     public var absentPollInterval = 2.0
@@ -76,6 +88,7 @@ public struct DaemonEnvironment: @unchecked Sendable {
     /// Clock for stalls, lingering and pacing.
     public var clock: any MonotonicClock = SystemClock()
 
+    /// An environment with these hooks and the default timings.
     public init(openCamera: @escaping (String, V4L2Camera.Settings, Bool) throws -> FrameSource,
                 defaultCamera: @escaping () throws -> String,
                 cameraIsPresent: @escaping (String) -> Bool,

@@ -16,11 +16,17 @@ public enum Pace: String, Sendable {
 public struct DaemonOptions: Sendable {
     /// A V4L2 device or a regular file; `nil` = the first V4L2 capture device.
     public var source: String?
+    /// The event socket's path (`--socket`).
     public var socketPath: String
+    /// The configuration in effect at start.
     public var configuration: Configuration
+    /// `--model FILE`: the 68-point dlib shape predictor.
     public var modelPath: String
+    /// How a recorded file is paced (`--pace`; a camera is always real time).
     public var pace: Pace = .realtime
+    /// `--loop`: play a recorded file again from the start when it ends.
     public var loop = false
+    /// `--always-on`: keep the source open with no client listening.
     public var alwaysOn = false
     /// What the command line asked of the configuration (`--config`, `--profile`, `--mirrored`, the default
     /// locations), applied again to the file a SIGHUP re-reads. Tests and embedders that pass a loaded

@@ -9,13 +9,17 @@ import WinkCore
 ///
 /// Not thread-safe: one pipeline per processing thread. Reuses its buffers between frames.
 public final class FramePipeline {
+    /// The face tracker (its settings from `configuration.tracker`).
     public let tracker: FaceTracker
+    /// The expression stage; its `events` hold the last frame's events.
     public let engine: ExpressionEngine
+    /// The configuration the pipeline was built from.
     public let configuration: Configuration
     /// The last coefficient line's values, kept so the next line reuses the dictionary's storage.
     private var lineValues: [String: Double] = [:]
 
-    /// - Throws: `FaceTrackingError` (exit 78) if a profile or the model is wrong.
+    /// A pipeline for `configuration`, its tracker on `predictor` (already loaded and checked), the neutral
+    /// learned from `prior` (nil: the population's). Does not throw: the model is checked when loaded.
     public init(configuration: Configuration, predictor: ShapePredictor, prior: FaceMeasures? = nil) {
         self.configuration = configuration
         tracker = FaceTracker(predictor: predictor, settings: configuration.tracker)
@@ -142,6 +146,7 @@ public struct FrameOutcome {
 /// Whether a frame can show a face at all: a nearly black frame (a covered lens, a fade) or a nearly
 /// uniform one (a grey or green frame from a broken decoder or capture chain) cannot, and is not tracked.
 public enum FrameUsability: Sendable, Equatable {
+    /// Neither dark nor blank: tracked.
     case usable
     /// Mean luma below `darkThreshold`.
     case dark
@@ -207,6 +212,7 @@ extension FramePipeline {
     }
 
     /// Every event the pipeline emits on `source`.
+    /// - Throws: as `run(_:buffer:_:)`: the source's `CaptureError` or `FaceTrackingError`.
     public func events(of source: FrameSource) throws -> [ExpressionEvent] {
         var all: [ExpressionEvent] = []
         try run(source) { _, _ in all += engine.events }

@@ -4,9 +4,13 @@ import WinkDaemon
 
 /// A labels file for a recorded clip (SPEC.md "Labels files"): what a person sees, frame by frame.
 public struct ClipLabels: Sendable {
+    /// One labelled expression: `event` seen from frame `start` to `end` (0-based, inclusive).
     public struct LabelledEvent: Sendable, Equatable {
+        /// The event name.
         public var event: String
+        /// First frame (0-based).
         public var start: Int
+        /// Last frame (inclusive).
         public var end: Int
         /// The label's own `tolerance_frames` (smiles and mouth openings, whose onset is gradual), else nil
         /// for the clip's.
@@ -16,22 +20,31 @@ public struct ClipLabels: Sendable {
     /// A range of frames (inclusive) where emitted occurrences of `event` (or of any name, when `nil`) are
     /// neither matched nor counted as false positives.
     public struct DontCare: Sendable, Equatable {
+        /// The event name ignored there; nil for every name.
         public var event: String?
+        /// First frame (0-based).
         public var start: Int
+        /// Last frame (inclusive).
         public var end: Int
     }
 
     /// The recording, resolved to an absolute path.
     public var video: String
+    /// Frames in the clip (`frames`, at least 1); every range lies within 0..<frames.
     public var frames: Int
     /// Frames per second the labels were made at (`nominal_fps`; 30 when absent).
     public var nominalFPS: Double = 30
+    /// Frames of slack either side of a label when matching (`tolerance_frames`; 0 when absent).
     public var toleranceFrames: Int
+    /// Whether the clip is a mirror image (`mirrored`): it is then analysed with `mirrored` set.
     public var mirrored: Bool
     /// Inclusive frame ranges with a visible face.
     public var face: [ClosedRange<Int>]
+    /// The labelled expressions, in file order.
     public var events: [LabelledEvent]
+    /// Event names that do not happen in the clip (`absent`): every occurrence is a false positive.
     public var absent: Set<String>
+    /// Frame ranges where occurrences are not scored (`dontcare`).
     public var dontCare: [DontCare]
     /// Keys the file has that SPEC.md's labels files do not ("absnt: unknown key, ignored (known: ...)"), one
     /// line each: not refused, as a labeller's own extra keys are harmless, but a misspelt `absent` or
@@ -266,30 +279,41 @@ public struct ClipLabels: Sendable {
 
 /// A labels file that cannot be used.
 public struct LabelsError: ExitCodeError, Equatable {
+    /// The labels file.
     public var path: String
+    /// What is wrong, naming the key.
     public var reason: String
+    /// 66 when the file is missing or unreadable, 65 when its content is wrong.
     public var exitCode: ExitCode
+    /// "PATH: reason".
     public var description: String { "\(path): \(reason)" }
 }
 
 /// True/false positives and misses for one event name, or in total.
 public struct Score: Sendable, Equatable, Encodable {
+    /// Emitted occurrences that matched a label.
     public var truePositives = 0
+    /// Emitted occurrences that matched none (JSON `fp`).
     public var falsePositives = 0
+    /// Labels no occurrence matched (JSON `missed`).
     public var misses = 0
 
+    /// A score from its counts.
     public init(truePositives: Int = 0, falsePositives: Int = 0, misses: Int = 0) {
         self.truePositives = truePositives
         self.falsePositives = falsePositives
         self.misses = misses
     }
 
+    /// TP / (TP + FP), 0...1; 1 when nothing was emitted.
     public var precision: Double {
         truePositives + falsePositives == 0 ? 1 : Double(truePositives) / Double(truePositives + falsePositives)
     }
+    /// TP / (TP + misses), 0...1; 1 when nothing was labelled.
     public var recall: Double {
         truePositives + misses == 0 ? 1 : Double(truePositives) / Double(truePositives + misses)
     }
+    /// The harmonic mean of precision and recall, 0...1 (0 when both are 0).
     public var f1: Double {
         let p = precision
         let r = recall
@@ -303,6 +327,8 @@ public struct Score: Sendable, Equatable, Encodable {
         case precision, recall, f1
     }
 
+    /// `{"tp":..,"fp":..,"missed":..,"precision":..,"recall":..,"f1":..}`, the ratios to 4 decimals.
+    /// - Throws: the encoder's `EncodingError`.
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(truePositives, forKey: .truePositives)
@@ -322,6 +348,7 @@ public struct Score: Sendable, Equatable, Encodable {
 
 /// One scoring run: per event name, plus every unmatched or wrong occurrence for explanations.
 public struct ClipScore: Sendable {
+    /// The score of each event name.
     public var byEvent: [String: Score] = [:]
     /// Human-readable lines for each false positive and miss.
     public var findings: [String] = []
@@ -336,6 +363,7 @@ public struct ClipScore: Sendable {
     public var falseWinks: [(event: String, frame: Int)] {
         falseOccurrences.filter { $0.event == EventName.winkLeft || $0.event == EventName.winkRight }
     }
+    /// The sum of every event name's score.
     public var total: Score { byEvent.values.reduce(Score(), +) }
 }
 

@@ -19,19 +19,32 @@ import WinkDaemon
 /// - `landmarks`: the 68 iBUG points as 136 numbers x0, y0, x1, y1, ... in full-frame pixels (origin
 ///   top-left, x right, y down), as the tracker found them (before any mirroring of left and right).
 public struct MeasuresLine: Encodable, Sendable {
+    /// Always "measures".
     public var type = "measures"
+    /// 0-based index of the source frame.
     public var frame: Int
+    /// Seconds from the first frame (3 decimals).
     public var time: Double
+    /// This frame's `FaceMeasures` by name (4 decimals).
     public var measures: [String: Double]
+    /// The learned neutral's `FaceMeasures` by name (4 decimals).
     public var neutral: [String: Double]
+    /// `yaw`, `pitch`, `roll` in degrees (2 decimals).
     public var pose: [String: Double]
+    /// Outer-eye-corner distance in pixels (2 decimals).
     public var interocular: Double
+    /// Median grey level of the face, 0...255 (1 decimal).
     public var brightness: Double
+    /// Fraction of the face inside the frame, 0...1.
     public var visible: Double
+    /// Fraction of the brows and eyes inside the frame, 0...1.
     public var visibleEyes: Double
+    /// Fraction of the chin, nose, eyes and mouth inside the frame, 0...1.
     public var visibleMouth: Double
+    /// 136 numbers, x0, y0, x1, y1, ..., the 68 iBUG points in full-frame pixels.
     public var landmarks: [Double]
 
+    /// The line for `face` at `info`, with this frame's `measures` and the `neutral` in use.
     public init(info: FrameInfo, face: FaceObservation, measures: FaceMeasures, neutral: FaceMeasures) {
         frame = info.index
         time = rounded(info.time, places: 3)

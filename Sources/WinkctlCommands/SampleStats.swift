@@ -9,10 +9,12 @@ public struct SampleStats: Sendable, Equatable {
     private var sum = 0.0
     private var sorted = true
 
+    /// Empty statistics, with room for `capacity` samples reserved.
     public init(capacity: Int = 0) {
         samples.reserveCapacity(capacity)
     }
 
+    /// Samples added since the last `reset()`.
     public var count: Int { samples.count }
 
     /// Adds one sample.

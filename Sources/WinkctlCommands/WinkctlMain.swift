@@ -50,6 +50,8 @@ public enum WinkctlMain {
             ]).joined(separator: "\n")
     }
 
+    /// winkctl's `main`: ignores SIGPIPE, unblocks SIGINT/SIGTERM/SIGHUP, runs the command named by the first
+    /// argument and exits with its code (64 for a usage error; each error's own code otherwise).
     public static func run() -> Never {
         signal(SIGPIPE, SIG_IGN)
         limitStillImageSize()

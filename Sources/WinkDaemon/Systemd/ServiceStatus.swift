@@ -16,10 +16,12 @@ public struct ServiceStatus: Equatable, Sendable, CustomStringConvertible {
         case stopping
     }
 
+    /// What the source is doing.
     public var activity: Activity
     /// Connected event clients.
     public var clients: Int
 
+    /// A status of `activity` with `clients` connected.
     public init(_ activity: Activity, clients: Int) {
         self.activity = activity
         self.clients = clients

@@ -20,10 +20,12 @@ public final class SystemdObserver: DaemonObserver {
         self.notifier = notifier
     }
 
+    /// `READY=1` with a STATUS naming the socket (or "an inherited socket").
     public func daemonIsReady(socketPath: String?) {
         notifier.ready(status: "idle, listening on \(socketPath ?? "an inherited socket"), camera closed")
     }
 
+    /// `STATUS=` for the line (its state, source and message) and the client count.
     public func daemonPublished(status: StatusLine) {
         var text: String
         switch status.state {
@@ -41,6 +43,7 @@ public final class SystemdObserver: DaemonObserver {
         notifier.status(line)
     }
 
+    /// `STATUS=` with the new client count.
     public func daemonClientsChanged(count: Int) {
         let line = state.withLock { s in
             s.clients = count
@@ -49,14 +52,17 @@ public final class SystemdObserver: DaemonObserver {
         notifier.status(line)
     }
 
+    /// `WATCHDOG=1`, at most as often as the notifier's pacing allows.
     public func daemonIsAlive() { notifier.watchdogIfDue() }
 
+    /// `RELOADING=1` with `MONOTONIC_USEC` (`CLOCK_MONOTONIC`, microseconds).
     public func daemonIsReloading() {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         notifier.send("RELOADING=1\nMONOTONIC_USEC=\(UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1000)")
     }
 
+    /// `READY=1` with a STATUS saying whether the reload took.
     public func daemonDidReload(ok: Bool) {
         notifier.ready(status: ok ? "configuration reloaded" : "reload failed; the previous configuration stays")
     }
