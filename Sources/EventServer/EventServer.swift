@@ -72,8 +72,9 @@ public final class EventServer: @unchecked Sendable {
     public let options: Options
 
     /// Called on the server thread with the new number of listening clients (`listenerCount`) when it
-    /// changes: a client that subscribes or stays `Options.listenDelay`, and one of those leaving. May be set at any time from any thread; a handler set after `start()` should read
-    /// `clientCount` once, since earlier changes were reported to the handler before it.
+    /// changes: a client that subscribes or stays `Options.listenDelay`, and one of those leaving. May be set
+    /// at any time from any thread; a handler set after `start()` should read `clientCount` once, since
+    /// earlier changes were reported to the handler before it.
     public var onClientCountChange: (@Sendable (Int) -> Void)? {
         get { lock.withLock { countHandler } }
         set { lock.withLock { countHandler = newValue } }

@@ -79,9 +79,9 @@ int64_t wm_video_packets_read(const wm_video *video);
 int wm_video_read_error(const wm_video *video, char *message, size_t message_len);
 
 /// Decodes the next frame. Writes its presentation time in milliseconds into `*time_ms`: the frame's
-/// best-effort timestamp less the stream's start time (VideoCapture's CAP_PROP_POS_MSEC), or the frame
-/// count over the nominal rate for a stream without timestamps. Damaged packets are skipped. `gray` receives width x height bytes; `bgr`, if not NULL,
-/// width x height x 3. Returns WM_END after the last frame.
+/// best-effort timestamp less the stream's start time (VideoCapture's CAP_PROP_POS_MSEC), or the frame count
+/// over the nominal rate for a stream without timestamps. Damaged packets are skipped. `gray` receives width
+/// x height bytes; `bgr`, if not NULL, width x height x 3. Returns WM_END after the last frame.
 wm_status wm_video_read(wm_video *video, uint8_t *gray, uint8_t *bgr, double *time_ms);
 
 /// Reads the size of a still image (any format imread decodes). On failure `message` says why; WM_INTERNAL

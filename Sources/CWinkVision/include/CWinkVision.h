@@ -96,12 +96,12 @@ wv_status wv_warp_affine(const uint8_t *gray, int width, int height, int stride,
 wv_status wv_warp_affine_opencv(const uint8_t *gray, int width, int height, int stride, const float *m,
                                 uint8_t *out, int out_width, int out_height);
 
-/// When the pixels of `box` are dark (mean below 70 grey levels), smooths the grey image in place with a
-/// 3x3 Gaussian and stretches its contrast so that `box` has a mean of 128 and a standard deviation of 48
-/// (a linear map, clipped); a lit face is left untouched. dlib's predictor compares raw pixel differences with thresholds learned
-/// on well-lit faces; a dim, noisy face then reads like a lit one.
-/// The image is tightly packed (stride = width). WV_BAD_ARGUMENT for an invalid image or a `box` under 4 px
-/// a side once clipped to it. Thread-safe.
+/// When the pixels of `box` are dark (mean below 70 grey levels), smooths the grey image in place with a 3x3
+/// Gaussian and stretches its contrast so that `box` has a mean of 128 and a standard deviation of 48 (a
+/// linear map, clipped); a lit face is left untouched. dlib's predictor compares raw pixel differences with
+/// thresholds learned on well-lit faces; a dim, noisy face then reads like a lit one. The image is tightly
+/// packed (stride = width). WV_BAD_ARGUMENT for an invalid image or a `box` under 4 px a side once clipped to
+/// it. Thread-safe.
 wv_status wv_normalize_contrast(uint8_t *gray, int width, int height, wv_rect box);
 
 /// Samples `box` (full-frame pixels, clipped to the image) into a `size` x `size` patch (INTER_AREA) and
