@@ -50,7 +50,7 @@ public struct QualityGate: Sendable, Equatable, Codable {
 /// Call `process(frame:face:)` once per frame, with the tracked face or `nil`. Events are appended to
 /// `events` (cleared at the start of each call; the array's storage is reused). Not thread-safe.
 public final class ExpressionEngine {
-    /// The analyzer table (kept across a reload with the same rows).
+    /// The analyzer table (carried across a reload: whole with the same rows, else each unchanged row).
     public let table: AnalyzerTable
     /// The coefficient model in use.
     public let model: CoefficientModel
