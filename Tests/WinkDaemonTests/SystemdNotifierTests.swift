@@ -186,23 +186,4 @@ struct SystemdNotifierTests {
         #expect(IdleWatchdog(notifier: nil) == nil)
         #expect(IdleWatchdog(notifier: SystemdNotifier(environment: ["NOTIFY_SOCKET": fake.environmentValue])) == nil)
     }
-
-    @Test func statusTextReadsLikeAnOperatorWouldWriteIt() {
-        #expect(
-            ServiceStatus(.streaming(source: "/dev/video0", width: 640, height: 480, framesPerSecond: 30), clients: 2)
-                .description == "streaming /dev/video0 640x480@30, 2 clients")
-        #expect(
-            ServiceStatus(.streaming(source: "clip.mp4", width: 1280, height: 720, framesPerSecond: 29.97), clients: 1)
-                .description == "streaming clip.mp4 1280x720@29.97, 1 client")
-        #expect(
-            ServiceStatus(.streaming(source: "a", width: 2, height: 2, framesPerSecond: 7.5), clients: 1)
-                .description == "streaming a 2x2@7.5, 1 client")
-        #expect(
-            ServiceStatus(.streaming(source: "a", width: 2, height: 2, framesPerSecond: nil), clients: 1)
-                .description == "streaming a 2x2, 1 client")
-        #expect(ServiceStatus(.idle, clients: 0).description == "idle, source closed, 0 clients")
-        #expect(
-            ServiceStatus(.opening(source: "/dev/video2"), clients: 1).description == "opening /dev/video2, 1 client")
-        #expect(ServiceStatus(.stopping, clients: 3).description == "stopping, 3 clients")
-    }
 }

@@ -9,7 +9,7 @@ struct SystemdObserverTests {
         let fake = try FakeNotifySocket()
         let observer = try #require(SystemdObserver(environment: ["NOTIFY_SOCKET": fake.environmentValue]))
         observer.daemonIsReady(socketPath: "/run/user/1000/winkd/events.sock")
-        #expect(fake.receive() == "READY=1\nSTATUS=idle, listening on /run/user/1000/winkd/events.sock, camera closed")
+        #expect(fake.receive() == "READY=1\nSTATUS=idle, listening on /run/user/1000/winkd/events.sock, source closed")
         observer.daemonPublished(status: StatusLine(state: .cameraBusy, source: "/dev/video0",
                                                     message: "held by another program; retrying in 2 s"))
         #expect(fake.receive() == "STATUS=camera busy /dev/video0: held by another program; retrying in 2 s, 0 clients")

@@ -11,7 +11,7 @@ import WinkCore
 public final class SystemdObserver: DaemonObserver {
     let notifier: SystemdNotifier
     /// What the daemon is doing and how many clients listen, for STATUS ("streaming /dev/video0, 2 clients").
-    private let state = Mutex<(activity: String, clients: Int)>(("idle, camera closed", 0))
+    private let state = Mutex<(activity: String, clients: Int)>(("idle, source closed", 0))
     private let stoppingSent = Mutex(false)
 
     /// `nil` when the daemon does not run under systemd (`NOTIFY_SOCKET` unset).
@@ -22,7 +22,7 @@ public final class SystemdObserver: DaemonObserver {
 
     /// `READY=1` with a STATUS naming the socket (or "an inherited socket").
     public func daemonIsReady(socketPath: String?) {
-        notifier.ready(status: "idle, listening on \(socketPath ?? "an inherited socket"), camera closed")
+        notifier.ready(status: "idle, listening on \(socketPath ?? "an inherited socket"), source closed")
     }
 
     /// `STATUS=` for the line (its state, source and message) and the client count.
@@ -30,7 +30,7 @@ public final class SystemdObserver: DaemonObserver {
         var text: String
         switch status.state {
         case .sourceOpened: text = "streaming \(status.source ?? "")"
-        case .sourceClosed: text = "idle, camera closed"
+        case .sourceClosed: text = "idle, source closed"
         default:
             text = status.state.rawValue.replacingOccurrences(of: "_", with: " ")
             if let source = status.source { text += " \(source)" }
