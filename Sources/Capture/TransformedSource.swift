@@ -64,6 +64,10 @@ public final class TransformedSource: FrameSource {
     public var nominalFrameRate: Double? { base.nominalFrameRate }
     /// `base`'s damage note.
     public var damage: String? { base.damage }
+    /// `base`'s count of corrupt frames or damaged packets dropped.
+    public var corruptFramesDropped: Int { base.corruptFramesDropped }
+    /// `base`'s count of buffers dequeued (a camera's; 0 for others).
+    public var framesDequeued: Int { base.framesDequeued }
 
     /// Reads the next frame of `base` and writes its transformed grey plane into `buffer` (`bgr` untouched), at
     /// the input size times `scale` (at least 8 pixels a side) when `resizeFrame`, else the input size.

@@ -55,6 +55,24 @@ import WinkCore
         #expect(!video.isStill)
     }
 
+    /// A transformed source reported 0 corrupt frames and 0 buffers dequeued whatever its base had (the
+    /// doc-comment review's finding): it passes on every count of its base.
+    @Test func aTransformedSourcePassesOnItsBasesCounts() throws {
+        final class Counting: FrameSource {
+            let name = "counting"
+            let isLive = true
+            let nominalFrameRate: Double? = 30
+            var corruptFramesDropped: Int { 3 }
+            var framesDequeued: Int { 40 }
+            var damage: String? { "3 corrupt frames" }
+            func read(into buffer: PixelBuffer) throws -> FrameInfo? { nil }
+            func close() {}
+        }
+        let transformed = TransformedSource(Counting(), FrameTransform(flip: true))
+        #expect(transformed.corruptFramesDropped == 3 && transformed.framesDequeued == 40)
+        #expect(transformed.damage == "3 corrupt frames" && transformed.isLive && transformed.nominalFrameRate == 30)
+    }
+
     /// `mirrored` is one setting: the top-level key and the flag reach the tracker, and the tracker section
     /// does not take a second spelling of it.
     @Test func mirroredIsKeptOnce() throws {
