@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 #include <fcntl.h>
@@ -339,15 +340,17 @@ wo_status wo_png_decode(const char *path, wo_image **out, char *message, size_t 
 }
 
 void wo_image_destroy(wo_image *image) { delete image; }
-int wo_image_width(const wo_image *image) { return image->rgba.cols; }
-int wo_image_height(const wo_image *image) { return image->rgba.rows; }
-const uint8_t *wo_image_rgba(const wo_image *image) { return image->rgba.ptr<uint8_t>(0); }
+int wo_image_width(const wo_image *image) { return image != nullptr ? image->rgba.cols : 0; }
+int wo_image_height(const wo_image *image) { return image != nullptr ? image->rgba.rows : 0; }
+const uint8_t *wo_image_rgba(const wo_image *image) {
+    return image != nullptr && !image->rgba.empty() ? image->rgba.ptr<uint8_t>(0) : nullptr;
+}
 
 wo_status wo_layer_create(const uint8_t *rgba, int width, int height, int stride, float opacity, wo_layer **out) {
     if (rgba == nullptr || out == nullptr || width <= 0 || height <= 0 || stride < 4 * width) return WO_BAD_ARGUMENT;
     *out = nullptr;
     try {
-        auto layer = new wo_layer();
+        std::unique_ptr<wo_layer> layer(new wo_layer());  // freed if the allocation below throws
         layer->premultiplied.create(height, width, CV_32FC4);
         const float k = std::clamp(opacity, 0.0f, 1.0f) / 255.0f;
         for (int y = 0; y < height; y++) {
@@ -361,7 +364,7 @@ wo_status wo_layer_create(const uint8_t *rgba, int width, int height, int stride
                 d[3] = a;
             }
         }
-        *out = layer;
+        *out = layer.release();
         return WO_OK;
     } catch (...) {
         return WO_INTERNAL;

@@ -55,11 +55,11 @@ typedef struct wo_image wo_image;
 wo_status wo_png_decode(const char *path, wo_image **out, char *message, size_t message_len);
 /// Frees the image. NULL is ignored.
 void wo_image_destroy(wo_image *image);
-/// The image's width in pixels (the image must not be NULL).
+/// The image's width in pixels; 0 for NULL.
 int wo_image_width(const wo_image *image);
-/// The image's height in pixels (the image must not be NULL).
+/// The image's height in pixels; 0 for NULL.
 int wo_image_height(const wo_image *image);
-/// `width * height * 4` bytes, R G B A, straight alpha. Owned by the image.
+/// `width * height * 4` bytes, R G B A, straight alpha. Owned by the image; NULL for NULL or an empty image.
 const uint8_t *wo_image_rgba(const wo_image *image);
 
 /// A layer image cached for drawing: premultiplied B G R A as 32-bit floats (colour 0...255 already
