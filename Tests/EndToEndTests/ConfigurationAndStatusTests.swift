@@ -73,7 +73,26 @@ struct ConfigurationAndStatusTests {
     func reload(
         home: URL, after change: () throws -> Void = {}, then: (_ socket: String) throws -> Void = { _ in }
     ) throws -> (hello: String, lines: [String]) {
-        let socket = try Binaries.temporaryDirectory().appendingPathComponent("s.sock").path
+        var result = (hello: "", lines: [String]())
+        try withLoopingDaemon(home: home) { daemon, socket, client in
+            result.hello = client.read(until: { !$0.isEmpty }).first ?? ""
+            try change()
+            kill(daemon.processIdentifier, SIGHUP)
+            result.lines = client.read(until: {
+                $0.contains { $0.contains("reload_ok") || $0.contains("reload_failed") }
+            })
+            try then(socket)
+        }
+        return result
+    }
+
+    /// winkd on the looping single_face.mp4 with `home` as its configuration home (on `socket`, else a new
+    /// one), and a client connected to it; `body` runs while winkd does, which is stopped after it.
+    func withLoopingDaemon(
+        home: URL, socket given: String? = nil,
+        _ body: (_ daemon: Process, _ socket: String, _ client: RawClient) throws -> Void
+    ) throws {
+        let socket = try given ?? Binaries.temporaryDirectory().appendingPathComponent("s.sock").path
         let daemon = winkd(
             ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop"], home: home)
         try daemon.run()
@@ -81,13 +100,7 @@ struct ConfigurationAndStatusTests {
             daemon.terminate()
             daemon.waitUntilExit()
         }
-        let client = try #require(Wait.value { RawClient(path: socket) })
-        let hello = client.read(until: { !$0.isEmpty }).first ?? ""
-        try change()
-        kill(daemon.processIdentifier, SIGHUP)
-        let lines = client.read(until: { $0.contains { $0.contains("reload_ok") || $0.contains("reload_failed") } })
-        try then(socket)
-        return (hello, lines)
+        try body(daemon, socket, try #require(Wait.value { RawClient(path: socket) }))
     }
 
     /// winkd started without `--config` reads the default file, and a SIGHUP reads it again.
@@ -132,16 +145,15 @@ struct ConfigurationAndStatusTests {
         #expect(
             none.status == 69 && none.stderr == "winkctl: \(socket): no winkd listening (is it running?)\n",
             "\(none.stderr)")
-        let daemon = winkd(
-            ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop"], home: home)
-        try daemon.run()
-        defer {
-            daemon.terminate()
-            daemon.waitUntilExit()
+        try withLoopingDaemon(home: home, socket: socket) { _, _, client in
+            _ = client.read(until: { $0.contains { $0.contains("source_opened") } })
+            _ = client.read(for: 1.5)  // frames flow for the rate to be measured
+            try expectStatusWhileStreaming(socket)
         }
-        let client = try #require(Wait.value { RawClient(path: socket) })
-        _ = client.read(until: { $0.contains { $0.contains("source_opened") } })
-        _ = client.read(for: 1.5)  // frames flow for the rate to be measured
+    }
+
+    /// `winkctl status` (readable and `--json`) of the looping daemon at `socket` with two clients.
+    func expectStatusWhileStreaming(_ socket: String) throws {
         let readable = try Binaries.run("winkctl", ["status", "--socket", socket])
         #expect(readable.status == 0, "\(readable.stderr)")
         #expect(readable.stdoutLines.first == "winkd at \(socket)")
@@ -159,16 +171,14 @@ struct ConfigurationAndStatusTests {
     /// state ("winkd is full", 69). The state comes with the refusal; `winkctl events` is still refused.
     @Test func winkctlStatusAnswersForAFullDaemon() throws {
         let home = try configHome(#"{"socket": {"maximumClients": 1}}"#)
-        let socket = try Binaries.temporaryDirectory().appendingPathComponent("s.sock").path
-        let daemon = winkd(
-            ["--source", Binaries.fixture("video/single_face.mp4"), "--socket", socket, "--loop"], home: home)
-        try daemon.run()
-        defer {
-            daemon.terminate()
-            daemon.waitUntilExit()
+        try withLoopingDaemon(home: home) { _, socket, client in
+            _ = client.read(until: { $0.contains { $0.contains("source_opened") } })
+            try expectStatusOfAFullDaemon(socket)
         }
-        let client = try #require(Wait.value { RawClient(path: socket) })
-        _ = client.read(until: { $0.contains { $0.contains("source_opened") } })
+    }
+
+    /// `winkctl status` (readable and `--json`) and `winkctl events` of the full daemon at `socket`.
+    func expectStatusOfAFullDaemon(_ socket: String) throws {
         let readable = try Binaries.run("winkctl", ["status", "--socket", socket])
         #expect(readable.status == 0, "\(readable.stderr)")
         #expect(readable.stdoutLines.contains("  state:   source_opened"), "\(readable.stdout)")
