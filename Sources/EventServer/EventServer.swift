@@ -24,7 +24,8 @@ public final class EventServer: @unchecked Sendable {
         /// let a group connect).
         public var mode: UInt32 = 0o600
         /// Clients beyond this many get a `too_many_clients` error line instead of `hello`, then the daemon's
-        /// state (a `status` line as a request's answer has it, without `id`), and are closed.
+        /// state (a `status` line as a request's answer has it, without `id`, with `"full":true`), and are
+        /// closed.
         public var maximumClients = 64
         /// Lines queued per client before the oldest are dropped.
         public var queueCapacity = 256
@@ -465,7 +466,7 @@ public final class EventServer: @unchecked Sendable {
                 if let refusal = try? encoder.line(ErrorLine(ProtocolError(.tooManyClients, id: nil,
                         "winkd serves at most \(options.maximumClients) "
                             + (options.maximumClients == 1 ? "client" : "clients")))),
-                    let state = try? encoder.line(statusAnswer(id: nil, clients: connected)) {
+                    let state = try? encoder.line(statusAnswer(id: nil, clients: connected, full: true)) {
                     _ = (Array(refusal) + Array(state)).withUnsafeBytes { try? syscalls.send(fd, $0) }
                 }
                 syscalls.close(fd)
@@ -557,11 +558,13 @@ public final class EventServer: @unchecked Sendable {
     }
 
     /// The answer to a `status` request: the source's report (`reportHandler`; idle without one) and
-    /// `clients` connections. Server thread.
-    private func statusAnswer(id: Int?, clients: Int) -> StatusLine {
+    /// `clients` connections; `full`: the state sent after a refusal (`StatusLine.full`). Server thread.
+    private func statusAnswer(id: Int?, clients: Int, full: Bool = false) -> StatusLine {
         let report = lock.withLock { reportHandler }?() ?? SourceReport(state: .idle)
-        return StatusLine(answering: id, state: report.state, source: report.source, clients: clients,
-                          fps: report.fps, message: report.message)
+        var line = StatusLine(answering: id, state: report.state, source: report.source, clients: clients,
+                              fps: report.fps, message: report.message)
+        if full { line.full = true }
+        return line
     }
 
     private func reply<T: Encodable>(_ value: T, to client: Client) {

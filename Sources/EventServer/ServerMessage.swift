@@ -150,6 +150,9 @@ public struct StatusLine: Codable, Sendable, Equatable {
     public var clients: Int?
     /// Answers only: frames processed per second over the last 2 seconds (0 when none came).
     public var fps: Double?
+    /// Only on the state a full daemon sends after its `too_many_clients` refusal: true (`clients` is then
+    /// its maximum, the asker not counted).
+    public var full: Bool?
 
     /// A broadcast status line (no `id`, `clients` or `fps`).
     public init(state: StatusState, source: String? = nil, message: String? = nil) {

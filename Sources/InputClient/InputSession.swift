@@ -55,7 +55,8 @@ public final class InputSession {
     public var backoff: (first: Double, max: Double) = (0.5, 5.0)
     /// Whether a connection has been greeted and subscribed to (the map's names were checked once).
     private var hasSubscribed = false
-    /// Whether the last log line said the connection was lost (so the next subscription says it is back).
+    /// Whether the last log line said the connection was lost or could not be made (so the next subscription
+    /// says "connected", or "connected again" after an earlier one).
     private var saidLost = false
 
     /// - Parameters:
@@ -126,11 +127,11 @@ public final class InputSession {
                 }
             }
             try subscribe(connection, names: names)
-            hasSubscribed = true
             if saidLost {
-                log("\(connector.path): connected again")
+                log("\(connector.path): " + (hasSubscribed ? "connected again" : "connected"))
                 saidLost = false
             }
+            hasSubscribed = true
             return (try serve(connection), true)
         } catch {
             log("\(error)")

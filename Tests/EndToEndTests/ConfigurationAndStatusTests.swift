@@ -188,6 +188,7 @@ struct ConfigurationAndStatusTests {
         let json = try Binaries.run("winkctl", ["status", "--socket", socket, "--json"])
         let object = try #require(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["type"] as? String == "status" && object["id"] == nil && object["clients"] as? Int == 1)
+        #expect(object["full"] as? Bool == true, "--json says the daemon is full: \(json.stdout)")
         #expect(object["source"] as? String == Binaries.fixture("video/single_face.mp4"))
         let events = try Binaries.run("winkctl", ["events", "--socket", socket])
         #expect(

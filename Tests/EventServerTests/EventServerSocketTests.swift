@@ -491,7 +491,7 @@ struct EventServerSocketTests {
         // The daemon's state follows in the same write, as a status answer without an id.
         let state = Self.fields(lines.dropFirst().first)
         #expect(state["type"] as? String == "status" && state["state"] as? String == "idle", "\(lines)")
-        #expect(state["clients"] as? Int == 2 && state["id"] == nil, "\(lines)")
+        #expect(state["clients"] as? Int == 2 && state["id"] == nil && state["full"] as? Bool == true, "\(lines)")
         _ = (a, b)
     }
 
@@ -506,6 +506,7 @@ struct EventServerSocketTests {
         }
         let asked = try EventClient.askStatus(path: sandbox.socket)
         #expect(asked.full == nil && asked.status.id == 1 && asked.status.clients == 1, "\(asked.line)")
+        #expect(asked.status.full == nil && !asked.line.contains("full"), "\(asked.line)")
         let kept = try EventClient(path: sandbox.socket)
         #expect(Self.waitUntil { server.clientCount == 1 })
         let full = try EventClient.askStatus(path: sandbox.socket)

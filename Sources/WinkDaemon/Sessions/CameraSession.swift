@@ -155,7 +155,7 @@ final class CameraSession: SourceSession {
                 continue
             }
             guard environment.cameraIsPresent(name) else {
-                if lastState != .cameraUnplugged { announce(.cameraAbsent, name, "waiting for \(name)") }
+                if lastState != .cameraUnplugged { announce(.cameraAbsent, name, "waiting for it to appear") }
                 captureWait(environment.absentPollInterval)
                 continue
             }
@@ -199,7 +199,8 @@ final class CameraSession: SourceSession {
                          "no frame for \(formatSeconds(environment.stallSeconds)); reopening", always: true)
             case .unplugged(let error):
                 markInterrupted()
-                announce(.cameraUnplugged, name, "\(error.description); waiting for it to come back", always: true)
+                announce(.cameraUnplugged, name, "\(describeError(error, besides: name)); waiting for it to come back",
+                         always: true)
                 captureWait(environment.absentPollInterval)
             case .failed(let message):
                 markInterrupted()
@@ -223,7 +224,7 @@ final class CameraSession: SourceSession {
         while !captureShouldEnd {
             do {
                 guard let info = try camera.read(into: exchange.producerBuffer) else {
-                    return .failed("\(camera.name): the stream ended")
+                    return .failed("the stream ended")
                 }
                 exchange.publish(info)
                 lastFrame = clock.nanoseconds()
@@ -232,7 +233,7 @@ final class CameraSession: SourceSession {
             } catch let error as CaptureError where error.code == .disconnected {
                 return .unplugged(error)
             } catch {
-                return .failed(describeError(error))
+                return .failed(describeError(error, besides: camera.name))
             }
             if camera.corruptFramesDropped > corruptReported {
                 let now = clock.nanoseconds()
