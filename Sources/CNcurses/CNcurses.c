@@ -1,6 +1,9 @@
+// wcwidth(3) and ncursesw's wide-character calls (mvaddnwstr) are X/Open: declared before any header.
+#define _XOPEN_SOURCE 700
+#define _XOPEN_SOURCE_EXTENDED 1
+
 #include "CNcurses.h"
 
-#define _XOPEN_SOURCE_EXTENDED 1
 #include <langinfo.h>
 #include <locale.h>
 #include <ncurses.h>
@@ -73,27 +76,37 @@ int wink_curses_unicode(void) {
 
 void wink_curses_text(int row, int column, const char *text, int length, int style) {
     if (row < 0 || row >= LINES || column < 0 || column >= COLS || length <= 0) return;
-    // Characters, not bytes, are clipped at the right edge (a 3-byte "…" cut "c clear" to "c cl").
-    wchar_t wide[512];
-    int count = 0;
+    // Clipped by cells, not bytes (a 3-byte "…" cut "c clear" to "c cl"): wcwidth(3) per character, a
+    // character the locale cannot draw as '?' in one cell, a combining one in none.
+    wchar_t *wide = malloc(sizeof(wchar_t) * (size_t)(length + 1));
+    if (wide == NULL) return;
+    int count = 0, cells = 0;
     mbstate_t state;
     memset(&state, 0, sizeof state);
-    for (int i = 0; i < length && count < COLS - column && count < (int)(sizeof wide / sizeof *wide);) {
+    for (int i = 0; i < length;) {
         wchar_t c;
         size_t used = mbrtowc(&c, text + i, (size_t)(length - i), &state);
         if (used == 0) break;
-        if (used == (size_t)-1 || used == (size_t)-2) {  // not in the locale's character set: one '?'
+        if (used == (size_t)-1 || used == (size_t)-2) {  // not a character of the locale's set
             c = L'?';
             used = 1;
             memset(&state, 0, sizeof state);
         }
+        int w = wcwidth(c);
+        if (w < 0) {
+            c = L'?';
+            w = 1;
+        }
+        if (cells + w > COLS - column) break;
         wide[count++] = c;
+        cells += w;
         i += (int)used;
     }
     attr_t a = attributes(style);
     if (a != A_NORMAL) attron(a);
     mvaddnwstr(row, column, wide, count);
     if (a != A_NORMAL) attroff(a);
+    free(wide);
 }
 
 void wink_curses_refresh(void) { refresh(); }

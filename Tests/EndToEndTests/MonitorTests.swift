@@ -141,6 +141,15 @@ struct MonitorTests {
                     "\(locale): \(title())")
             #expect(title().count == 80, "\(locale): \(title().count) \(title())")
         }
+        // Wide characters take two cells each, and a terminal wider than 512 columns lost the keys.
+        let s = try Session(sourceName: String(repeating: "日本語", count: 14) + ".mp4", locale: "C.UTF-8")
+        let title = { String(s.pane.screen().split(separator: "\n").first ?? "") }
+        #expect(Wait.until { title().contains("source_opened") }, "\(s.pane.screen())")
+        #expect(title().hasSuffix("  source_opened q quit  p pause  c clear") && title().contains("日本語…"),
+                "\(title())")
+        s.pane.resize(columns: 600, rows: 24)
+        #expect(Wait.until { title().hasSuffix(" q quit  p pause  c clear") && title().contains("日本語.mp4") },
+                "\(title())")
     }
 
     @Test func eventsLimitsTheRowsToo() throws {

@@ -36,4 +36,34 @@ struct MonitorStateTests {
         _ = short.apply(#"{"type":"status","state":"source_opened","source":"/v/clip.mp4"}"#, now: 0, nowNanoseconds: 0)
         #expect(MonitorScreen.title(short, room: room) == "winkd monitor  clip.mp4  source_opened")
     }
+
+    /// A newcomer's findings: a CJK or emoji name (two cells a character) pushed the key help off an 80-column
+    /// title, as did a decomposed "é" (two scalars counted as one character but drawn by code point); a tab
+    /// or newline in a name broke the line. The title is measured in cells, and the name made drawable.
+    @Test func theTitleIsMeasuredInCellsAndItsNameMadeDrawable() {
+        let keys = "q quit  p pause  c clear"
+        func header(_ name: String, columns: Int = 80, unicode: Bool = true) -> String {
+            var state = MonitorState(socket: "/s")
+            _ = state.apply(
+                #"{"type":"status","state":"source_opened","source":"/v/\#(name)"}"#, now: 0, nowNanoseconds: 0)
+            return MonitorScreen.layout(state, rows: 24, columns: columns, now: 0, paused: false, unicode: unicode)
+                .first { $0.row == 0 }?.text ?? ""
+        }
+        for name in [String(repeating: "日本語", count: 14) + ".mp4", String(repeating: "😀", count: 30) + ".mp4",
+                     "caf" + String(repeating: "e\u{301}", count: 40) + ".mp4", "a\\tb\\nc.mp4"] {
+            for columns in [80, 100, 600] {
+                let line = header(name, columns: columns)
+                #expect(line.hasSuffix(" " + keys) && MonitorScreen.width(line) == columns, "\(columns): \(line)")
+                #expect(!line.contains("\t") && !line.contains("\n"), "\(line)")
+            }
+        }
+        #expect(header("caf" + String(repeating: "e\u{301}", count: 3) + ".mp4").contains("cafééé.mp4"))
+        #expect(header("a\\tb.mp4").contains("a?b.mp4"))
+        #expect(header("日本.mp4").contains("日本.mp4"))
+        // In the C locale: ASCII, one cell each, "~" for the cut.
+        let ascii = header("vidéo_" + String(repeating: "x", count: 60) + ".mp4", unicode: false)
+        #expect(ascii.allSatisfy(\.isASCII) && ascii.contains("vid?o_xx") && ascii.contains("x~  source_opened"),
+                "\(ascii)")
+        #expect(MonitorScreen.width("日本") == 4 && MonitorScreen.width("😀") == 2 && MonitorScreen.width("é…") == 2)
+    }
 }

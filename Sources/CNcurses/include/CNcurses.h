@@ -41,9 +41,9 @@ void wink_curses_size(int *rows, int *columns);
 void wink_curses_erase(void);
 
 /// Writes `length` bytes of `text` (in the locale's character set, UTF-8 in a UTF-8 locale) at (row,
-/// column) in `style`, clipped at the right edge: one cell per character (wide CJK characters are not
-/// measured), at most 512 characters. A byte that is not a character in the locale (UTF-8 text in the "C"
-/// locale) is drawn as '?'.
+/// column) in `style`, clipped at the right edge by cells (wcwidth(3): two for a wide character, none for a
+/// combining one). A byte sequence that is not a character of the locale (UTF-8 text in the "C" locale),
+/// or a character it cannot draw, is drawn as '?'.
 void wink_curses_text(int row, int column, const char *text, int length, int style);
 
 /// 1 when the locale's character set (LC_CTYPE, from the environment at wink_curses_start) is UTF-8, so

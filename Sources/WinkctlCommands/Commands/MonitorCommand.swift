@@ -130,7 +130,7 @@ enum MonitorCommand {
             terminal.draw(
                 MonitorScreen.layout(
                     state, rows: size.rows, columns: size.columns,
-                    now: frozenAt ?? seconds(), paused: paused))
+                    now: frozenAt ?? seconds(), paused: paused, unicode: terminal.unicode))
         }
     }
 

@@ -3,9 +3,10 @@ import Expressions
 import Foundation
 import WinkCore
 
-/// Lays out `winkctl monitor`'s screen from a `MonitorState`: pure text placement (ASCII only, so it reads
-/// the same in any locale and in a captured pane), drawn by `Terminal`. Works from 80x24 up; a smaller
-/// screen shows what fits.
+/// Lays out `winkctl monitor`'s screen from a `MonitorState`: pure text placement, drawn by `Terminal`. All
+/// of it is ASCII but the source's name in the title, which is drawn as the terminal's locale allows
+/// (`cells(_:unicode:)`) and measured in terminal cells. Works from 80x24 up; a smaller screen shows what
+/// fits.
 ///
 /// ```
 /// winkd monitor  single_face_wink_left.mp4  source_opened          q quit  p pause  c clear
@@ -43,19 +44,73 @@ enum MonitorScreen {
     /// The title for `room` columns: "winkd monitor  SOURCE  STATE  RELOAD". The states come first: the source
     /// name is shortened ("…" at its end) to leave them room, then "winkd monitor" goes (at 80 columns a
     /// `reload_failed` was cut off, and a long file name hid the source's state too).
-    static func title(_ state: MonitorState, room: Int) -> String {
-        let source = state.source.map { ($0 as NSString).lastPathComponent } ?? state.socket
+    /// `room` and the result are in terminal cells (`width(_:)`); `unicode`: the terminal's locale is UTF-8
+    /// (else the name is drawn in ASCII, shortened with "~").
+    static func title(_ state: MonitorState, room: Int, unicode: Bool = true) -> String {
+        let source = cells(state.source.map { ($0 as NSString).lastPathComponent } ?? state.socket, unicode: unicode)
         let states = (state.sourceState ?? "") + (state.otherState.map { "  \($0)" } ?? "")
-        func shortened(_ name: String, to width: Int) -> String {
-            name.count <= width ? name : width <= 0 ? "" : String(name.prefix(width - 1)) + "…"
+        let ellipsis: Character = unicode ? "…" : "~"
+        func shortened(_ name: String, to room: Int) -> String {
+            guard width(name) > room else { return name }
+            guard room > 0 else { return "" }
+            var kept = "", used = 0
+            for c in name {
+                let w = width(c)
+                if used + w > room - 1 { break }
+                kept.append(c)
+                used += w
+            }
+            return kept + String(ellipsis)
         }
         let prefix = "winkd monitor  "
         let spare = room - prefix.count - 2 - states.count
-        if spare >= min(source.count, 8) { return prefix + shortened(source, to: spare) + "  " + states }
+        if spare >= min(width(source), 8) { return prefix + shortened(source, to: spare) + "  " + states }
         return shortened(source, to: max(0, room - 2 - states.count)) + "  " + states
     }
 
-    static func layout(_ state: MonitorState, rows: Int, columns: Int, now: Double, paused: Bool) -> [Text] {
+    /// `text` as the terminal can draw it, each character in one or two cells: composed (NFC, so "e" and a
+    /// combining accent are one "é"), a control character (a tab or newline in a file name) as "?", and,
+    /// unless `unicode`, every other non-ASCII character as "?" ("…" as "~"). In a UTF-8 locale a character
+    /// that still takes more than one scalar (an emoji sequence, a decomposed letter without a composed form)
+    /// is "?" too, as its width cannot be told.
+    static func cells(_ text: String, unicode: Bool) -> String {
+        String(text.precomposedStringWithCanonicalMapping.map { c -> Character in
+            guard let scalar = c.unicodeScalars.first, c.unicodeScalars.count == 1 else { return "?" }
+            if scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) { return "?" }
+            if c.isASCII { return c }
+            if !unicode { return c == "…" ? "~" : "?" }
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned,
+                .nonspacingMark, .enclosingMark, .spacingMark:
+                return "?"
+            default:
+                return c
+            }
+        })
+    }
+
+    /// The terminal cells `text` takes once made drawable by `cells(_:unicode:)`: 2 for each East Asian wide
+    /// or fullwidth character and each emoji drawn as a picture, 1 for any other (Markus Kuhn's wcwidth
+    /// ranges, as glibc's `wcwidth` has them for these blocks).
+    static func width(_ text: String) -> Int { text.reduce(0) { $0 + width($1) } }
+
+    static func width(_ c: Character) -> Int {
+        guard let scalar = c.unicodeScalars.first, !c.isASCII else { return 1 }
+        if scalar.properties.isEmojiPresentation { return 2 }
+        switch scalar.value {
+        case 0x1100...0x115F, 0x2329...0x232A, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF,
+            0x4E00...0x9FFF, 0xA000...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE10...0xFE19,
+            0xFE30...0xFE6F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF,
+            0x20000...0x2FFFD, 0x30000...0x3FFFD:
+            return 2
+        default:
+            return 1
+        }
+    }
+
+    /// `unicode`: the terminal's locale is UTF-8 (`Terminal.unicode`).
+    static func layout(_ state: MonitorState, rows: Int, columns: Int, now: Double, paused: Bool,
+                       unicode: Bool = true) -> [Text] {
         guard rows > 0, columns > 0 else { return [] }
         var out: [Text] = []
         func put(_ row: Int, _ column: Int, _ text: String, _ style: Style = .plain) {
@@ -70,8 +125,10 @@ enum MonitorScreen {
 
         // Title bar and the daemon's numbers.
         let keys = paused ? "PAUSED (p resumes)  q quit" : "q quit  p pause  c clear"
-        put(0, 0, pad(title(state, room: max(0, columns - keys.count - 1)), to: max(0, columns - keys.count - 1))
-                + " " + keys, .header)
+        let room = max(0, columns - keys.count - 1)
+        let heading = title(state, room: room, unicode: unicode)
+        // Padded by cells: a wide character takes two; `put` clips by characters, which this never exceeds.
+        put(0, 0, heading + String(repeating: " ", count: max(0, room - width(heading))) + " " + keys, .header)
         var numbers = String(format: "%.1f fps  ", state.framesPerSecond(now: now))
         numbers += state.latencyMilliseconds.map { String(format: "latency %.1f ms  ", $0) } ?? "latency -  "
         numbers += "clients \(state.clients.map(String.init) ?? "-")  "

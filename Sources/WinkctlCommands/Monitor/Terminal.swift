@@ -18,14 +18,9 @@ final class Terminal {
         unicode = wink_curses_unicode() != 0
     }
 
-    /// Whether the terminal's locale is UTF-8; otherwise text is drawn as ASCII (`Terminal.ascii(_:)`).
+    /// Whether the terminal's locale is UTF-8; otherwise the layout is drawn in ASCII
+    /// (`MonitorScreen.layout(unicode:)`).
     let unicode: Bool
-
-    /// `text` for a terminal whose locale is not UTF-8 (the "C" locale): "…" as "~", any other non-ASCII
-    /// character as "?", one cell each, so the layout's widths hold.
-    static func ascii(_ text: String) -> String {
-        String(text.map { $0.isASCII ? $0 : $0 == "…" ? "~" : "?" })
-    }
 
     deinit { stop() }
 
@@ -44,9 +39,8 @@ final class Terminal {
     func draw(_ texts: [MonitorScreen.Text]) {
         wink_curses_erase()
         for t in texts {
-            let text = unicode ? t.text : Self.ascii(t.text)
-            text.withCString {
-                wink_curses_text(Int32(t.row), Int32(t.column), $0, Int32(text.utf8.count), t.style.rawValue)
+            t.text.withCString {
+                wink_curses_text(Int32(t.row), Int32(t.column), $0, Int32(t.text.utf8.count), t.style.rawValue)
             }
         }
         wink_curses_refresh()
