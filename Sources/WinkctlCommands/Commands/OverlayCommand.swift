@@ -19,7 +19,9 @@ enum OverlayCommand {
             summary: "draw a face layout (images on landmarks) on a still image or every frame of a video",
             operands: [("INPUT", "a still image or a video file")],
             options: [
-                OptionSpec("--layout", .file("FILE"), "the overlay layout (JSON: layers per face feature); required, except with --benchmark"),
+                OptionSpec(
+                    "--layout", .file("FILE"),
+                    "the overlay layout (JSON: layers per face feature); required, except with --benchmark"),
                 OptionSpec(
                     "--output", aliases: ["-o"], .file("OUTPUT"),
                     "where to write the result (.png, .jpg; a video: .mp4, .m4v, .mov, .mkv as H.264 with the input's "
