@@ -115,14 +115,17 @@ public final class Daemon: SessionHost, @unchecked Sendable {
         signals.clientCount = server.listenerCount
     }
 
-    /// A socket directory this user may not create or search: says how to choose another (`--socket`), and,
+    /// A socket directory this user may not create or search, or that cannot be made (a parent that cannot
+    /// hold one, such as /proc, or a file on the way): says how to choose another (`--socket`), and,
     /// for the system default `/run/winkd/events.sock` taken because `XDG_RUNTIME_DIR` is not set, that a
     /// login session's `XDG_RUNTIME_DIR` gives the per-user default.
     static func withSocketAdvice(
         _ error: EventServerError, socketPath: String,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> EventServerError {
-        guard case .system(let code) = error.code, [EACCES, EPERM, EROFS].contains(code) else { return error }
+        guard case .system(let code) = error.code, [EACCES, EPERM, EROFS, ENOENT, ENOTDIR].contains(code) else {
+            return error
+        }
         var advice = "give winkd a socket path this user may create with --socket PATH"
         if socketPath == EventSocketPath.systemPath && (environment["XDG_RUNTIME_DIR"] ?? "").isEmpty {
             advice +=

@@ -103,6 +103,23 @@ struct SocketDirectoryEndToEndTests {
             "\(result.stderr)")
     }
 
+    /// A newcomer's reading: a socket directory that cannot be made at all (under /proc, or below a file) got
+    /// no advice, unlike one the user may not create.
+    @Test func aDirectoryThatCannotBeMadeIsNamedWithAdvice() throws {
+        for (socket, directory, errno) in [
+            ("/proc/winkd-nope/events.sock", "/proc/winkd-nope", "ENOENT: No such file or directory"),
+            ("/etc/hostname/winkd/events.sock", "/etc/hostname/winkd", "ENOTDIR: Not a directory"),
+        ] {
+            let result = try Binaries.run("winkd", ["--socket", socket])
+            #expect(result.status == 69, "\(result.stderr)")
+            #expect(
+                result.stderr.hasPrefix("winkd: \(directory): cannot create the socket's directory as uid ")
+                    && result.stderr.hasSuffix(
+                        "): \(errno); give winkd a socket path this user may create with --socket PATH\n")
+                    && result.stderrLines.count == 1, "\(result.stderr)")
+        }
+    }
+
     @Test func anUnsafeDirectoryExits78NamingIt() throws {
         let dir = try openTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
