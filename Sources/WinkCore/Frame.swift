@@ -161,7 +161,9 @@ public final class ManualClock: MonotonicClock, @unchecked Sendable {
         return now
     }
     /// Moves the clock forward by `seconds`.
+    /// - Precondition: `seconds` is finite and not negative (a monotonic clock does not go back).
     public func advance(seconds: Double) {
+        precondition(seconds.isFinite && seconds >= 0, "ManualClock.advance(seconds: \(seconds)): not forward")
         pthread_mutex_lock(&lock)
         now += UInt64(seconds * 1e9)
         pthread_mutex_unlock(&lock)
