@@ -56,7 +56,7 @@ extension CalibrationProfile {
             // JSONSerialization's error (`decode`): where and what.
             throw CalibrationProfileError(
                 .corrupt, subject: path,
-                reason: "not a valid calibration profile: not valid JSON (\(describeJSONError(error)))")
+                reason: "not a valid calibration profile: \(notValidJSON(error))")
         }
     }
 

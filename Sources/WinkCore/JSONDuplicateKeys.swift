@@ -224,6 +224,9 @@ public func describeJSONError(_ error: Error) -> String {
     return text.replacingOccurrences(of: "\n", with: " ")
 }
 
+/// "not valid JSON (where and what)" for a JSONSerialization error: the words every file reader uses.
+public func notValidJSON(_ error: Error) -> String { "not valid JSON (\(describeJSONError(error)))" }
+
 /// "not valid JSON (where and what)" when JSONSerialization cannot read `data`, else nil. For the files read
 /// with JSONDecoder, which says only "The given data was not valid JSON." (no place, no reason): called once
 /// it has failed, to say why.
@@ -232,6 +235,6 @@ public func invalidJSONReason(_ data: Data) -> String? {
         _ = try JSONSerialization.jsonObject(with: data)
         return nil
     } catch {
-        return "not valid JSON (\(describeJSONError(error)))"
+        return notValidJSON(error)
     }
 }

@@ -137,7 +137,7 @@ public struct Configuration: Sendable {
         } catch let e as Invalid {
             throw e
         } catch {
-            throw Invalid(path: path, problems: ["not valid JSON (\(describeJSONError(error)))"])
+            throw Invalid(path: path, problems: [notValidJSON(error)])
         }
         var c = Configuration()
         problems.append(contentsOf: JSONDuplicateKeys.find(in: data))

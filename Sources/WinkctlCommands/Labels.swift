@@ -82,8 +82,7 @@ public struct ClipLabels: Sendable {
             parsed = try JSONSerialization.jsonObject(with: data)
         } catch {
             // Where and what (a syntax error, "Too many nested arrays or dictionaries"), not "not an object".
-            throw LabelsError(
-                path: path, reason: "not valid JSON (\(describeJSONError(error)))", exitCode: .dataError)
+            throw LabelsError(path: path, reason: notValidJSON(error), exitCode: .dataError)
         }
         guard let root = parsed as? [String: Any] else {
             throw LabelsError(path: path, reason: "not a JSON object", exitCode: .dataError)
