@@ -86,7 +86,7 @@ enum BenchCommand {
 
         // A file that is missing or not a video is one line (66, 65) before anything else: not after the model
         // has loaded and "model load: ..." has been printed as if a report had begun.
-        _ = try openMediaFile(path: file)
+        try openMediaFile(path: file).close()
 
         if let daemon {
             let report = try runDaemon(
