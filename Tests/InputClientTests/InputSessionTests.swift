@@ -113,6 +113,14 @@ struct InputSessionTests {
 
     static func ndjson(_ event: ExpressionEvent) -> String { try! LineEncoder().string(event) }
 
+    /// smile -> KEY_ENTER, blink -> KEY_B: a map with one event a daemon may stop offering.
+    static func smileAndBlinkMap() throws -> InputMap {
+        try InputMap.parse(
+            Data(
+                (#"{"mappings": [{"event": "smile", "action": {"key": "KEY_ENTER"}},"#
+                    + #"{"event": "blink", "action": {"key": "KEY_B"}}]}"#).utf8))
+    }
+
     @Test func dryRunEndToEndOverAUnixSocket() throws {
         let server = try FakeEventServer()
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -261,10 +269,7 @@ struct InputSessionTests {
             .line(Self.ndjson(occurred("blink", 3))),
         ]
         let connector = ScriptedConnector([lines], clock: clock)
-        let map = try InputMap.parse(
-            Data(
-                (#"{"mappings": [{"event": "smile", "action": {"key": "KEY_ENTER"}},"#
-                    + #"{"event": "blink", "action": {"key": "KEY_B"}}]}"#).utf8))
+        let map = try Self.smileAndBlinkMap()
         let transcript = Transcript()
         var logged: [String] = []
         let session = InputSession(
@@ -341,10 +346,7 @@ struct InputSessionTests {
         let first: [LineRead] = [.line(Self.hello), .line(Self.ndjson(face(0)))]
         let second: [LineRead] = [.line(lacking), .line(Self.ndjson(face(0))), .line(Self.ndjson(occurred("blink", 3)))]
         let connector = ScriptedConnector([first, second], clock: clock)
-        let map = try InputMap.parse(
-            Data(
-                (#"{"mappings": [{"event": "smile", "action": {"key": "KEY_ENTER"}},"#
-                    + #"{"event": "blink", "action": {"key": "KEY_B"}}]}"#).utf8))
+        let map = try Self.smileAndBlinkMap()
         let transcript = Transcript()
         var sleeps: [Double] = []
         var logs: [String] = []
