@@ -11,6 +11,8 @@ labelled clip of ../shared/fixtures/people this writes, with FFmpeg alone:
     side-right the same from the other side (x0.3 at the right edge)
     crf32      x264 CRF 32 (about 50 kbit/s for a 224x224 face at 25 fps: a poor video call)
     crf38      x264 CRF 38 (about 30 kbit/s there: blocks and smears, harsher than most streams)
+    mirrored   the frames flipped left to right, x264 lossless, the labels saying "mirrored": true (a selfie
+               camera's view): left and right must stay the person's own, and the eyes read alike either way
 
 Brightness is scaled on luma only (FFmpeg's geq filter). The labels are copied unchanged, pointing at the new
 video. Not part of the test suite (it takes about 4 minutes on 2 cores); run it to check a change of the
@@ -18,7 +20,7 @@ eye-state model or the eye rows (README, "Accuracy"):
 
     apt-get install -y ffmpeg
     python3 Scripts/heldout/make_degraded_clips.py /tmp/winkd-heldout/degraded
-    for v in lossless side-left side-right crf32 crf38; do
+    for v in lossless side-left side-right crf32 crf38 mirrored; do
         .build/release/winkctl evaluate /tmp/winkd-heldout/degraded/$v; done
 
 usage: make_degraded_clips.py OUT [VARIANT ...]   (default: every variant)
@@ -42,6 +44,7 @@ VARIANTS = {
     "side-right": side_light("1.0-0.7*X/W") + LOSSLESS,
     "crf32": ["-c:v", "libx264", "-crf", "32"],
     "crf38": ["-c:v", "libx264", "-crf", "38"],
+    "mirrored": ["-vf", "hflip"] + LOSSLESS,
 }
 
 
@@ -62,6 +65,8 @@ def main():
             source = os.path.join(PEOPLE, labels["video"])
             out = os.path.join(root, variant, "video", name + ".mp4")
             labels["video"] = "video/" + name + ".mp4"
+            if variant == "mirrored":
+                labels["mirrored"] = not labels.get("mirrored", False)
             with open(os.path.join(root, variant, "labels", os.path.basename(path)), "w") as f:
                 json.dump(labels, f, indent=1)
             jobs.append(["ffmpeg", "-v", "error", "-y", "-i", source, *VARIANTS[variant],
