@@ -12,7 +12,10 @@ import Testing
         #expect(r.status == 0)
         #expect(r.stderrLines.count == 1, "\(r.stderr)")
         let line = try #require(r.stderrLines.first)
-        #expect(line.hasPrefix("analyze: 354 frames, 354 with a face, ") && line.contains(" events in "), "\(line)")
+        // The events counted are the event lines written, `ended` ones too (it counted 10 of these 15 lines).
+        let eventLines = r.stdoutLines.filter { $0.contains(#""type":"event""#) }.count
+        #expect(eventLines == 15)
+        #expect(line.hasPrefix("analyze: 354 frames, 354 with a face, \(eventLines) events in "), "\(line)")
         #expect(!r.stderr.contains("\r"))
         #expect(r.stdoutLines.allSatisfy { $0.hasPrefix("{") }, "stdout stays NDJSON")
         let quiet = try Binaries.run("winkctl", ["analyze", Self.clip, "--quiet"])

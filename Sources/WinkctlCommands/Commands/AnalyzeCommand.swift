@@ -72,7 +72,8 @@ enum AnalyzeCommand {
                     progress.frame(face: face != nil, events: 0)
                     lastFrame = info.index
                 }
-                progress.frame(events: pipeline.engine.events.filter(\.isOccurrence).count)
+                // Every event line written counts (an `ended` too): the summary's figure is the lines above it.
+                progress.frame(events: pipeline.engine.events.count)
                 plot?.add(
                     time: info.time, coefficients: pipeline.engine.faceInFrame ? pipeline.engine.coefficients : nil,
                     events: pipeline.engine.events, traces: pipeline.engine.table.traces)
