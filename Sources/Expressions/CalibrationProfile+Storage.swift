@@ -44,7 +44,8 @@ extension CalibrationProfile {
                 !exists
                 ? "no such calibration profile (record one with winkctl calibrate)"
                 : isDirectory.boolValue
-                    ? "is a directory, not a calibration profile" : "cannot read the calibration profile"
+                    ? "is a directory, not a calibration profile"
+                    : "cannot read the calibration profile" + (readFailure(path).map { " (\($0))" } ?? "")
             throw CalibrationProfileError(.missing, subject: path, reason: reason)
         }
         do {

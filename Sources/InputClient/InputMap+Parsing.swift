@@ -23,7 +23,8 @@ extension InputMap {
         }
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason =
-                FileManager.default.fileExists(atPath: path) ? "cannot read the input map" : "no such input map"
+                FileManager.default.fileExists(atPath: path)
+                ? "cannot read the input map" + (readFailure(path).map { " (\($0))" } ?? "") : "no such input map"
             throw InputError(.mapUnreadable, subject: path, reason: reason)
         }
         return try parse(data, path: path)

@@ -318,3 +318,15 @@ public func nonRegularFileReason(_ path: String) -> String? {
     default: return "not a regular file"
     }
 }
+
+/// Why the existing `path` cannot be read, for the line that says so ("cannot read the input map
+/// (EACCES: Permission denied)"): the `errno` of opening it, or of reading its first byte (a directory opens
+/// but does not read); nil when both succeed (it became readable meanwhile) or it does not exist. Called
+/// after `FileManager.contents(atPath:)` returned nil, which gives no reason.
+public func readFailure(_ path: String) -> Errno? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return Errno.current }
+    defer { close(fd) }
+    var byte: UInt8 = 0
+    return read(fd, &byte, 1) < 0 ? Errno.current : nil
+}

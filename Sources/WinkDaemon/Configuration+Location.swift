@@ -70,13 +70,4 @@ extension Configuration {
         public var exitCode: ExitCode { .noInput }
     }
 
-    /// Why `path` cannot be read: the `errno` of opening it or of reading its first byte (a directory opens
-    /// but does not read); nil if both succeed (it became readable meanwhile).
-    static func readFailure(_ path: String) -> Errno? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return Errno.current }
-        defer { close(fd) }
-        var byte: UInt8 = 0
-        return read(fd, &byte, 1) < 0 ? Errno.current : nil
-    }
 }

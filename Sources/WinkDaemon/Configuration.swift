@@ -113,7 +113,7 @@ public struct Configuration: Sendable {
         }
         guard let data = FileManager.default.contents(atPath: path) else {
             guard FileManager.default.fileExists(atPath: path) else { throw Missing(path: path) }
-            throw Unreadable(path: path, reason: readFailure(path))
+            throw Unreadable(path: path, reason: WinkCore.readFailure(path))
         }
         var c = try parse(data, path: path)
         c.path = path

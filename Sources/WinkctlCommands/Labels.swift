@@ -75,7 +75,8 @@ public struct ClipLabels: Sendable {
             throw LabelsError(path: path, reason: reason, exitCode: .dataError)
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw LabelsError(path: path, reason: "cannot be read", exitCode: .noInput)
+            throw LabelsError(
+                path: path, reason: "cannot be read" + (readFailure(path).map { " (\($0))" } ?? ""), exitCode: .noInput)
         }
         let parsed: Any
         do {

@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import Synchronization
 import TestSupport
 
 /// Runs the built `winkd` / `winkctl` executables (they sit beside the test bundle in the build folder).
@@ -41,6 +43,35 @@ enum Binaries {
         for (k, v) in environment { env[k] = v }
         p.environment = env
         return try capture(p)
+    }
+
+    /// Runs `program` to completion like `Binaries.run`, but kills it after `seconds`: nil then.
+    static func runWithDeadline(_ program: String, _ arguments: [String], seconds: Double = Wait.generous) throws
+        -> Result?
+    {
+        let p = Process()
+        p.executableURL = directory.appendingPathComponent(program)
+        p.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let pid = p.processIdentifier
+        let finished = DispatchSemaphore(value: 0)
+        let killed = Mutex(false)
+        Thread.detachNewThread {
+            if finished.wait(timeout: .now() + seconds) == .timedOut {
+                killed.withLock { $0 = true }
+                kill(pid, SIGKILL)
+            }
+        }
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        finished.signal()
+        if killed.withLock({ $0 }) { return nil }
+        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                               stderr: String(decoding: e, as: UTF8.self))
     }
 
     /// Runs the prepared `process` to completion, its stdout and stderr captured.

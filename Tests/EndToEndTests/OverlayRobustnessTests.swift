@@ -36,7 +36,7 @@ struct OverlayRobustnessTests {
             let layout = try writeLayout(image: image, in: dir)
             let out = dir.appendingPathComponent("out.png").path
             let r = try #require(
-                try runWithDeadline("winkctl", ["overlay", "--layout", layout, Self.still, "-o", out]),
+                try Binaries.runWithDeadline("winkctl", ["overlay", "--layout", layout, Self.still, "-o", out]),
                 "winkctl overlay with \(image) did not end")
             #expect(r.status == status, "\(image): \(r.stderr.prefix(400))")
             #expect(r.stderrLines == ["winkctl: \(image): \(reason) (image of layers[0])"], "\(r.stderr.prefix(400))")
@@ -150,34 +150,5 @@ struct OverlayRobustnessTests {
         let layout = dir.appendingPathComponent("layout.json")
         try Data(#"{"layers": [{"feature": "eyes", "image": "\#(image)"}]}"#.utf8).write(to: layout)
         return layout.path
-    }
-
-    /// Runs `program` to completion like `Binaries.run`, but kills it after `seconds`: nil then.
-    func runWithDeadline(_ program: String, _ arguments: [String], seconds: Double = Wait.generous) throws
-        -> Binaries.Result?
-    {
-        let p = Process()
-        p.executableURL = Binaries.directory.appendingPathComponent(program)
-        p.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let pid = p.processIdentifier
-        let finished = DispatchSemaphore(value: 0)
-        let killed = Mutex(false)
-        Thread.detachNewThread {
-            if finished.wait(timeout: .now() + seconds) == .timedOut {
-                killed.withLock { $0 = true }
-                kill(pid, SIGKILL)
-            }
-        }
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        finished.signal()
-        if killed.withLock({ $0 }) { return nil }
-        return Binaries.Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                               stderr: String(decoding: e, as: UTF8.self))
     }
 }

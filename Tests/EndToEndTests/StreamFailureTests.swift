@@ -143,6 +143,41 @@ struct StreamFailureTests {
         #expect(stop(daemon) == 0)
     }
 
+    /// A file that exists but cannot be read said only "cannot be read" (labels, eye model) or "cannot read
+    /// the input map" (and the profile, the layout), where the configuration gave the system's reason; a user
+    /// whose file is not theirs to read was not told so. Every reader now names the errno. The tests run as
+    /// root, whom no permission stops, so the file is `/proc/self/mem`: a regular file whose first byte
+    /// fails to read (EIO). `evaluate --events-from` also blocked for ever on a FIFO named as a clip's lines.
+    @Test func aFileThatCannotBeReadIsSaidWhy() throws {
+        let video = Binaries.fixture("video/single_face.mp4")
+        let mem = "/proc/self/mem"
+        let cases: [([String], Int32, String)] = [
+            (["evaluate", mem], 66, "cannot be read"),
+            (["analyze", video, "--config", mem], 66, "cannot read the configuration file"),
+            (["analyze", video, "--profile", mem], 66, "cannot read the calibration profile"),
+            (["analyze", video, "--eye-model", mem], 78, "cannot be read"),
+            (["input", "--map", mem], 66, "cannot read the input map"),
+            (["overlay", "--layout", mem, video, "-o", "/tmp/unwritten-\(getpid()).mkv"], 66,
+             "cannot read the layout file"),
+        ]
+        for (arguments, status, what) in cases {
+            let r = try Binaries.run("winkctl", arguments)
+            #expect(r.status == status, "\(arguments): \(r.stderr)")
+            #expect(r.stderrLines == ["winkctl: \(mem): \(what) (EIO: Input/output error)"], "\(arguments)")
+        }
+
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let labels = Binaries.fixture("labels/single_face.labels.json")
+        #expect(mkfifo(dir.appendingPathComponent("single_face.ndjson").path, 0o644) == 0)
+        let r = try #require(
+            try Binaries.runWithDeadline("winkctl", ["evaluate", labels, "--events-from", dir.path]),
+            "evaluate blocked reading the FIFO")
+        #expect(r.status == 66)
+        #expect(r.stderrLines == ["winkctl: \(dir.path)/single_face.ndjson: not a regular file (a FIFO)"],
+                "\(r.stderr)")
+    }
+
     /// A file name or argument with a newline split winkctl's error and warning lines in two (a second line
     /// `<0>...` reads as an emergency under journald) and sent escape sequences to the terminal. Every line
     /// is now one line, its control characters escaped; a configuration's problems stay a line each.

@@ -253,11 +253,15 @@ enum EvaluateCommand {
     }
 
     /// The `event` lines of an NDJSON file (other lines, such as coefficients, hello or status, are skipped).
-    /// - Throws: `LabelsError` (66) for a missing file, (65) for a line that is not JSON or an event line
-    ///   without its fields, naming the line.
+    /// - Throws: `LabelsError` (66) for a missing, unreadable or non-regular file, (65) for a line that is not
+    ///   JSON or an event line without its fields, naming the line.
     static func recordedEvents(_ path: String) throws -> [ExpressionEvent] {
+        // A FIFO without a writer would block the read for ever.
+        if let reason = nonRegularFileReason(path) { throw LabelsError(path: path, reason: reason, exitCode: .noInput) }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw LabelsError(path: path, reason: "no such event file", exitCode: .noInput)
+            let reason = FileManager.default.fileExists(atPath: path)
+                ? "cannot read the event file" + (readFailure(path).map { " (\($0))" } ?? "") : "no such event file"
+            throw LabelsError(path: path, reason: reason, exitCode: .noInput)
         }
         let decoder = JSONDecoder()
         var events: [ExpressionEvent] = []
