@@ -32,7 +32,9 @@ extension CalibrationProfile {
     ///   `.corrupt` (78) naming the file and the first problem when it is not a valid profile.
     public static func load(path: String) throws -> CalibrationProfile {
         if let reason = nonRegularFileReason(path) {
-            throw CalibrationProfileError(.missing, subject: path, reason: reason)
+            // "is a directory, not a file" did not say which file was meant ("profile": "." in a configuration).
+            let named = reason.replacingOccurrences(of: "not a file", with: "not a calibration profile")
+            throw CalibrationProfileError(.missing, subject: path, reason: named)
         }
         if let reason = oversizedSettingsFile(path, kind: "a calibration profile") {
             throw CalibrationProfileError(.corrupt, subject: path, reason: reason)

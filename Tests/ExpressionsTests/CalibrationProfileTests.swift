@@ -151,6 +151,16 @@ struct CalibrationProfileTests {
         }
     }
 
+    /// `"profile": "."` in a configuration said "is a directory, not a file", not which file was meant.
+    @Test func aDirectoryIsNotACalibrationProfile() {
+        let path = NSTemporaryDirectory()
+        #expect {
+            try CalibrationProfile.load(path: path)
+        } throws: { error in
+            (error as? CalibrationProfileError)?.description == path + ": is a directory, not a calibration profile"
+        }
+    }
+
     @Test(arguments: [
         ("{ not json", "not a valid calibration profile"),
         (#"{"version": 1}"#, "neutral: required"),
