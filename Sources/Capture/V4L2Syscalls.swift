@@ -1,7 +1,7 @@
 import CLinux
+import WinkCore
 #if canImport(Glibc)
 import Glibc
-import WinkCore
 #endif
 
 /// The one funnel every V4L2 system call goes through, so camera logic can run against a scripted fake.
