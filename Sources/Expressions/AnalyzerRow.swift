@@ -75,14 +75,20 @@ public struct AnalyzerRow: Sendable, Equatable {
         self.rearm = rearm
     }
 
-    /// Problems with the row, one line each naming the field (empty when valid).
+    /// Problems with the row, one line each naming the field ("row 'blink': exit: expected ..."; empty when
+    /// valid).
     public func validate() -> [String] {
-        var problems: [String] = []
-        let p = "row '\(event)'"
+        fieldProblems().map { "row '\(event)': \($0.field): \($0.problem)" }
+    }
+
+    /// Problems with the row as (field, what is wrong) pairs, for a caller that names the row its own way (a
+    /// configuration file: `analyzers[2] (blink).exit: ...`). Empty when valid.
+    public func fieldProblems() -> [(field: String, problem: String)] {
+        var problems: [(field: String, problem: String)] = []
         func say(_ field: String, _ expected: String, _ got: some CustomStringConvertible) {
-            problems.append("\(p): \(field): expected \(expected), got \(plainNumber(got))")
+            problems.append((field, "expected \(expected), got \(plainNumber(got))"))
         }
-        if event.isEmpty { problems.append("\(p): event: expected a non-empty name") }
+        if event.isEmpty { problems.append(("event", "expected a non-empty name")) }
         if !(0...1).contains(enter) { say("enter", "a number in 0...1", enter) }
         if !(0...1).contains(exit) { say("exit", "a number in 0...1", exit) }
         if exit > enter { say("exit", "at most enter (\(plainNumber(enter)))", exit) }
@@ -96,7 +102,7 @@ public struct AnalyzerRow: Sendable, Equatable {
         // configuration `{"event": "blink", "exit": -0.1}`, also on a SIGHUP reload).
         if let r = rearm, !(r >= 0 && r <= exit) { say("rearm", "a number in 0...exit (\(plainNumber(exit)))", r) }
         if kind == .oneShot && maxDuration == nil {
-            problems.append("\(p): maxDuration: a oneShot row needs one")
+            problems.append(("maxDuration", "a oneShot row needs one"))
         }
         return problems
     }

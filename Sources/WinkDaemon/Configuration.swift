@@ -200,9 +200,14 @@ public struct Configuration: Sendable {
                 "replaceDefaultAnalyzers: true replaces the default table, but no \"analyzers\" are given "
                     + "(for face events only, give \"analyzers\": [])")
         }
+        // Where each row named in the file stands in its list, so that every problem names a row the same way.
+        var given: [String: Int] = [:]
+        func label(_ event: String) -> String {
+            let shown = event.count > 64 ? event.prefix(64) + "..." : event
+            return given[event].map { "analyzers[\($0)] (\(shown))" } ?? "analyzers (the default row '\(shown)')"
+        }
         if let v = root["analyzers"] {
             if let list = v as? [Any] {
-                var given: [String: Int] = [:]
                 for (i, item) in list.enumerated() {
                     guard let object = item as? [String: Any], let name = object["event"] as? String else {
                         problems.append("analyzers[\(i)]: expected an object with an \"event\" name")
@@ -236,15 +241,14 @@ public struct Configuration: Sendable {
                 problems.append("analyzers: expected a list of rows")
             }
         }
-        for row in rows { problems += row.validate().map { "analyzers: \($0)" } }
+        for row in rows { problems += row.fieldProblems().map { "\(label(row.event)).\($0.field): \($0.problem)" } }
         for row in rows where [EventName.faceFound, EventName.faceLost].contains(row.event) {
-            problems.append("analyzers: row '\(row.event)': event: the name is the tracker's own event; choose another")
+            problems.append("\(label(row.event)).event: the name is the tracker's own event; choose another")
         }
         // Names must survive `--events a,b`, input-map chords and sequences, and the 8 KiB hello line.
         for row in rows where !row.event.isEmpty {
             if let problem = EventNameRules.problem(with: row.event) {
-                let shown = row.event.count > 64 ? row.event.prefix(64) + "..." : row.event
-                problems.append("analyzers: row '\(shown)': event: \(problem)")
+                problems.append("\(label(row.event)).event: \(problem)")
             }
         }
         if let problem = EventNameRules.helloProblem([EventName.faceFound, EventName.faceLost] + rows.map(\.event)) {
@@ -254,10 +258,10 @@ public struct Configuration: Sendable {
         let names = rows.map(\.event)
         for row in rows {
             for s in row.suppressedBy where !names.contains(s) {
-                problems.append("analyzers: row '\(row.event)': suppressedBy: no row named '\(s)'")
+                problems.append("\(label(row.event)).suppressedBy: no row named '\(s)'")
             }
             if row.suppressedBy.contains(row.event) {
-                problems.append("analyzers: row '\(row.event)': suppressedBy: a row cannot suppress itself")
+                problems.append("\(label(row.event)).suppressedBy: a row cannot suppress itself")
             }
         }
         c.analyzers = rows

@@ -175,7 +175,7 @@ struct DaemonRobustnessTests {
         kill(daemon.processIdentifier, SIGHUP)
         let negative = client.read(until: { $0.contains { $0.contains("reload_") } })
         let rejected = try #require(negative.first { $0.contains("\"reload_failed\"") }, "\(negative.suffix(3))")
-        #expect(rejected.contains("row 'blink': exit"), "\(rejected)")
+        #expect(rejected.contains("analyzers[0] (blink).exit"), "\(rejected)")
         // Still connected and still served: frames keep coming.
         let after = client.read(until: { $0.contains { $0.contains("\"coefficients\"") || $0.contains("\"event\"") } })
         #expect(after.contains { $0.contains("\"coefficients\"") || $0.contains("\"event\"") })

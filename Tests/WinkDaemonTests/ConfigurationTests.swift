@@ -59,7 +59,7 @@ struct ConfigurationTests {
             #expect(lines.contains { $0.contains("frobnicate: unknown key") })
             #expect(lines.contains { $0.contains("mirrored: expected true or false") })
             #expect(lines.contains { $0.contains("quality.maximumYaw: expected a number") })
-            #expect(lines.contains { $0.contains("row 'smile': exit: expected at most enter") })
+            #expect(lines.contains { $0.contains("analyzers[0] (smile).exit: expected at most enter") })
             #expect(lines.contains { $0.contains("unknown coefficient 'eyeBlinkMiddle'") })
             #expect(lines.contains { $0.contains("analyzers[2] (y).value: required") })
             #expect(lines.count == 6, "\(lines)")
@@ -227,7 +227,7 @@ extension ConfigurationTests {
             Issue.record("accepted a self-suppressing row")
         } catch let e as Configuration.Invalid {
             #expect(
-                e.problems == ["analyzers: row 'smile': suppressedBy: a row cannot suppress itself"], "\(e.problems)")
+                e.problems == ["analyzers[0] (smile).suppressedBy: a row cannot suppress itself"], "\(e.problems)")
         } catch { Issue.record("wrong error \(error)") }
     }
 

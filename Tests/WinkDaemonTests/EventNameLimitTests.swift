@@ -41,7 +41,7 @@ struct EventNameLimitTests {
         let lines = problems(#"{"analyzers": [{"event": "a,b", "value": "jawOpen", "enter": 0.5}]}"#)
         #expect(lines.count == 1, "\(lines)")
         let line = lines.first ?? ""
-        #expect(line.hasPrefix("c.json: analyzers: row 'a,b': event:") && line.contains("','"), "\(line)")
+        #expect(line.hasPrefix("c.json: analyzers[0] (a,b).event:") && line.contains("','"), "\(line)")
         #expect(line.contains("letters, digits, '_', '-' or '.'"), "the line says what is allowed: \(line)")
     }
 
@@ -130,7 +130,8 @@ struct EventNameLimitTests {
         try Data(#"{"analyzers": [{"event": "a,b", "value": "jawOpen", "enter": 0.5}]}"#.utf8).write(to: config)
         #expect(!daemon.reload())
         let failed = try #require(recorder.lines.last)
-        #expect(failed.state == .reloadFailed && failed.message?.contains("row 'a,b': event:") == true, "\(failed)")
+        #expect(failed.state == .reloadFailed, "\(failed)")
+        #expect(failed.message?.contains("analyzers[0] (a,b).event:") == true, "\(failed)")
         #expect(daemon.server.eventNames.contains("smile") && !daemon.server.eventNames.contains("a,b"))
 
         try Data(Self.fourHundredRows().utf8).write(to: config)
