@@ -51,7 +51,15 @@ extension CalibrationProfile {
             throw CalibrationProfileError(.missing, subject: path, reason: reason)
         }
         do {
-            return try decode(data)
+            let profile = try decode(data)
+            // A key given twice: JSON keeps one of them without a word (the configuration refuses it too).
+            if let repeated = JSONDuplicateKeys.find(in: data).first {
+                throw CalibrationProfileError(
+                    .corrupt, subject: path, reason: "not a valid calibration profile: \(repeated)")
+            }
+            return profile
+        } catch let error as CalibrationProfileError {
+            throw error
         } catch let error as DecodingError {
             throw CalibrationProfileError(
                 .corrupt, subject: path, reason: "not a valid calibration profile: \(describe(error))")

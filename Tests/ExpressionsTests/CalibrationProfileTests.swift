@@ -182,6 +182,25 @@ struct CalibrationProfileTests {
         }
     }
 
+    /// A key given twice was taken without a word (JSON keeps one of them), where the README says a key given
+    /// twice in any JSON a user writes is refused, as the configuration, maps and layouts did (a newcomer's
+    /// finding).
+    @Test func aKeyGivenTwiceIsRefused() throws {
+        let text = String(decoding: try CalibrationProfile(neutral: neutral).encoded(), as: UTF8.self)
+        #expect(text.hasPrefix("{"))
+        let path = temporaryPath("twice.json")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(("{\"version\": 1, " + text.dropFirst()).utf8).write(to: URL(fileURLWithPath: path))
+        #expect {
+            try CalibrationProfile.load(path: path)
+        } throws: { error in
+            guard let e = error as? CalibrationProfileError else { return false }
+            return e.exitCode == .configuration
+                && e.description.hasPrefix(
+                    path + ": not a valid calibration profile: version: given twice in one object")
+        }
+    }
+
     /// A newcomer's finding: a misspelt step read "expressions.smil: Could not convert key to type Step".
     @Test func aMisspeltStepIsNamed() throws {
         var object = try #require(
