@@ -25,6 +25,28 @@ public struct AnalyzersLine<Row: Codable & Sendable & Equatable>: Codable, Senda
     public init(rows: [Row]) { self.rows = rows }
 }
 
+/// `{"type":"analyzers","version":1,"rowCount":115,"omitted":"..."}`: sent instead of `AnalyzersLine` when the
+/// table's line would pass the protocol's 8 KiB line limit (many rows, long names or formulas). No `rows` line
+/// is sent for such a table (its per-frame line would not fit either); events flow as ever. A client tells the
+/// two forms apart by `rows` (present) or `omitted` (present).
+public struct AnalyzersOmittedLine: Codable, Sendable, Equatable {
+    /// Always "analyzers".
+    public var type = "analyzers"
+    /// `analyzersLineVersion` of the sender.
+    public var version = analyzersLineVersion
+    /// How many rows the table in use has.
+    public var rowCount: Int
+    /// Why the table is not described, for a person: "its analyzers line would be 25010 bytes, over the
+    /// 8 KiB line limit".
+    public var omitted: String
+
+    /// The line for a table of `rowCount` rows left undescribed for `omitted`.
+    public init(rowCount: Int, omitted: String) {
+        self.rowCount = rowCount
+        self.omitted = omitted
+    }
+}
+
 /// `{"type":"rows","frame":25,"time":0.833,"t_mono_ns":...,"face":true,"rows":[{"event":"winkLeft",
 /// "value":0.62,"state":"pending","held":0.1},...]}`: every analyzer row's value and state at one frame.
 ///

@@ -147,8 +147,12 @@ public final class EventServer: @unchecked Sendable {
     private var started = false
     private var publishEncoder = LineEncoder()
     private let coefficientsWriter = CoefficientsLineWriter()
-    /// The encoded `analyzers` line (`announce(analyzers:)`); nil until announced.
+    /// The encoded `analyzers` line (`announce(analyzers:)`), or the `AnalyzersOmittedLine` of a table too
+    /// large to describe; nil until announced.
     private var analyzersLine: [UInt8]?
+    /// Whether the table in use is described, so that its `rows` lines may be sent (an undescribed table's
+    /// per-frame line would not fit in 8 KiB either: it was built, refused and logged as an error every frame).
+    private var describesRows = false
 
     private let finished = DispatchSemaphore(value: 0)
     private var serverThread: Thread?
@@ -293,7 +297,7 @@ public final class EventServer: @unchecked Sendable {
     /// such a client is connected (on the calling thread, outside the server's lock), so a frame costs
     /// nothing more while nobody watches the rows.
     public func publish(rows make: () -> RowsLine) {
-        let wanted = lock.withLock { clients.values.contains { $0.subscription.analyzers } }
+        let wanted = lock.withLock { describesRows && clients.values.contains { $0.subscription.analyzers } }
         guard wanted, let bytes = encodeForPublish(make()) else { return }
         enqueue(bytes) { $0.analyzers }
     }
@@ -777,16 +781,27 @@ extension EventServer {
     /// Replaces the analyzer table described to clients that subscribe with `analyzers: true`, and sends
     /// it at once to each such client already connected (the daemon calls it at start and after a SIGHUP
     /// reload, before the new table's first `rows` line). Thread-safe.
-    /// - Throws: `EventServerError` `.tooManyEvents` when the line would be over 8 KiB (a table of about
-    ///   30 rows or more); the previous description then stays.
+    /// - Throws: `EventServerError` `.tooManyEvents` when the line would be over 8 KiB (about 35 rows like
+    ///   the default ones, fewer with long names or formulas). Such clients are then sent an
+    ///   `AnalyzersOmittedLine` instead, and no `rows` lines until a table that fits is announced.
     public func announce<Row>(analyzers: AnalyzersLine<Row>) throws {
         let data = try LineEncoder().line(analyzers)
         guard data.count <= LineSplitter.protocolLimit + 1 else {
-            throw EventServerError(.tooManyEvents, subject: "analyzer table",
-                                   reason: "its analyzers line is \(data.count) bytes, over the 8 KiB line limit")
+            let reason = "its analyzers line would be \(data.count) bytes, over the 8 KiB line limit"
+            let omitted = Array(try LineEncoder().line(AnalyzersOmittedLine(rowCount: analyzers.rows.count,
+                                                                            omitted: reason)))
+            lock.withLock {
+                analyzersLine = omitted
+                describesRows = false
+            }
+            enqueue(omitted) { $0.analyzers }
+            throw EventServerError(.tooManyEvents, subject: "analyzer table", reason: reason)
         }
         let bytes = Array(data)
-        lock.withLock { analyzersLine = bytes }
+        lock.withLock {
+            analyzersLine = bytes
+            describesRows = true
+        }
         enqueue(bytes) { $0.analyzers }
     }
 }

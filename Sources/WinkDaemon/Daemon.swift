@@ -253,7 +253,8 @@ public final class Daemon: SessionHost, @unchecked Sendable {
     }
 
     /// Announces the analyzer table to clients that watch its rows (`winkctl monitor`). A table over the 8 KiB
-    /// line limit (about 30 rows or more) is not described, with a warning; events flow as ever.
+    /// line limit (about 35 rows like the default ones) is described as omitted, with one warning; events flow
+    /// as ever.
     static func describeTable(
         _ rows: [AnalyzerRow], to server: EventServer,
         log: (EventServer.LogLevel, String) -> Void

@@ -223,6 +223,45 @@ struct EventServerSocketTests {
         #expect(try plain.nextLine(timeout: 0.1) == nil, "a protocol-1 client sees no new line")
     }
 
+    /// A newcomer's finding: a table of 115 rows with long names was accepted (its `hello` fits), its
+    /// `analyzers` line was not (a warning), but every frame's `rows` line was still built, refused and logged
+    /// as an error (30 lines a second in the journal) while `winkctl monitor` blamed an old winkd. A table too
+    /// large is now described as such (`AnalyzersOmittedLine`) and sends no `rows` lines until one that fits
+    /// is announced.
+    @Test func aTableTooLargeToDescribeIsSaidSoAndSendsNoRows() throws {
+        let sandbox = Sandbox()
+        let logged = Mutex<[String]>([])
+        let server = try EventServer(
+            path: sandbox.socket, eventNames: Self.names, options: .init(),
+            log: { _, message in logged.withLock { $0.append(message) } })
+        server.start()
+        defer { server.stop() }
+        struct Row: Codable, Sendable, Equatable { var event: String }
+        let huge = AnalyzersLine(rows: (0..<115).map { Row(event: "e\($0)" + String(repeating: "x", count: 62)) })
+        #expect(throws: EventServerError.self) { try server.announce(analyzers: huge) }
+        let watcher = try EventClient(path: sandbox.socket)
+        try watcher.send(line: #"{"type":"subscribe","id":7,"events":[],"coefficients":false,"analyzers":true}"#)
+        #expect(Self.type(try watcher.nextLine(timeout: 2)) == "ok")
+        let line = try #require(try watcher.nextLine(timeout: 2))
+        let omitted = try JSONDecoder().decode(AnalyzersOmittedLine.self, from: Data(line.utf8))
+        #expect(omitted.rowCount == 115 && omitted.omitted.hasSuffix("bytes, over the 8 KiB line limit"), "\(line)")
+        var built = 0
+        for _ in 0..<5 {
+            server.publish(rows: {
+                built += 1
+                return RowsLine(frame: 0, time: 0, tMonoNs: 1, face: true, rows: [])
+            })
+        }
+        #expect(built == 0)
+        #expect(try watcher.nextLine(timeout: 0.2) == nil)
+        #expect(logged.withLock { $0 }.allSatisfy { !$0.contains("dropped") }, "\(logged.withLock { $0 })")
+        // A table that fits is described again and its rows flow.
+        try server.announce(analyzers: AnalyzersLine(rows: [Row(event: "winkLeft")]))
+        #expect(try watcher.nextLine(timeout: 2)?.contains(#""rows":[{"event":"winkLeft"}]"#) == true)
+        server.publish(rows: { RowsLine(frame: 1, time: 0, tMonoNs: 1, face: true, rows: []) })
+        #expect(Self.type(try watcher.nextLine(timeout: 2)) == "rows")
+    }
+
     @Test func rawSubscribeGetsOKWithItsID() throws {
         let sandbox = Sandbox()
         let server = try makeServer(sandbox)

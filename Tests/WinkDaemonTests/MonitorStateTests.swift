@@ -20,6 +20,24 @@ struct MonitorStateTests {
         #expect(state.sourceState == "source_closed" && state.otherState == "reload_ok")
     }
 
+    /// A table too large to describe said "waiting for the analyzer table (winkd too old for 'analyzers'?)"
+    /// for as long as the monitor ran (a newcomer's finding): it says what winkd said instead.
+    @Test func aTableTooLargeToDescribeIsShownAsSuch() {
+        var state = MonitorState(socket: "/s")
+        let described = #"{"type":"analyzers","version":1,"rows":[{"event":"smile","value":"jawOpen","enter":0.5}]}"#
+        #expect(state.apply(described, now: 0, nowNanoseconds: 0) && state.table.map(\.event) == ["smile"])
+        let omitted = #"{"type":"analyzers","version":1,"rowCount":115,"omitted":"its analyzers line would be "#
+            + #"25010 bytes, over the 8 KiB line limit"}"#
+        #expect(state.apply(omitted, now: 1, nowNanoseconds: 1) && state.table.isEmpty)
+        let text = MonitorScreen.layout(state, rows: 24, columns: 200, now: 1, paused: false, unicode: true)
+            .map(\.text).joined(separator: "\n")
+        #expect(text.contains("winkd's analyzer table (115 rows) is too large to show here: its analyzers line "
+            + "would be 25010 bytes, over the 8 KiB line limit; events still come"), "\(text)")
+        #expect(!text.contains("too old"))
+        _ = state.apply(described, now: 2, nowNanoseconds: 2)
+        #expect(state.tableOmitted == nil && state.table.count == 1)
+    }
+
     /// At 80 columns (the size the README gives) the title cut off a reload's state, and a long file name hid
     /// the source's state too: the states keep their room, the name gives way.
     @Test func theTitleKeepsTheStatesAt80Columns() {

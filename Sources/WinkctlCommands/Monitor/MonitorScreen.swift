@@ -138,7 +138,11 @@ enum MonitorScreen {
 
         // One bar per analyzer row.
         var line = 2
-        if state.table.isEmpty {
+        if let omitted = state.tableOmitted {
+            put(line, 0, "winkd's analyzer table (\(omitted.rowCount) rows) is too large to show here: "
+                + "\(omitted.omitted); events still come", .dim)
+            line += 1
+        } else if state.table.isEmpty {
             put(line, 0, "waiting for the analyzer table (winkd too old for 'analyzers'?)", .dim)
             line += 1
         }

@@ -46,6 +46,8 @@ struct MonitorState {
     var clients: Int?
     /// The analyzer table (`analyzers` line), in table order.
     var table: [AnalyzerRow] = []
+    /// Set when winkd said its table is too large to describe (`AnalyzersOmittedLine`): no bars then.
+    var tableOmitted: AnalyzersOmittedLine?
     /// The last `rows` line's rows, by event name.
     var rows: [String: RowsLine.Row] = [:]
     /// Whether a face is present, from the last `rows` line (nil before the first).
@@ -148,7 +150,14 @@ struct MonitorState {
             if events.count > Self.eventCapacity { events.removeLast() }
             if e.phase == "began" || e.phase == "occurred" { flashes[e.event] = now + Self.flashSeconds }
         case "analyzers":
+            if let omitted = try? Self.decoder.decode(AnalyzersOmittedLine.self, from: data) {
+                tableOmitted = omitted
+                table = []
+                rows = [:]
+                return true
+            }
             guard let line = try? Self.decoder.decode(AnalyzersLine<AnalyzerRow>.self, from: data) else { return false }
+            tableOmitted = nil
             table = line.rows.filter { row in shownRows?.contains(row.event) ?? true }
             rows = rows.filter { name, _ in line.rows.contains { $0.event == name } }
         case "status":
