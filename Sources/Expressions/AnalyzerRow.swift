@@ -21,10 +21,18 @@ import WinkCore
 /// `gate` names the face-quality gate the row needs (eyes, mouth or none).
 public struct AnalyzerRow: Sendable, Equatable {
     /// `held` (began/ended) or `oneShot` (occurred); see the type's description.
-    public enum Kind: String, Sendable, Codable { case held, oneShot }
+    public enum Kind: String, Sendable, Codable, CaseIterable {
+        case held, oneShot
+        /// Decodes the name, listing the kinds when it is none of them.
+        public init(from decoder: Decoder) throws { self = try decodeOneOf(decoder) }
+    }
 
     /// Which part of the face must be measurable for the row to run.
-    public enum Gate: String, Sendable, Codable { case eyes, mouth, none }
+    public enum Gate: String, Sendable, Codable, CaseIterable {
+        case eyes, mouth, none
+        /// Decodes the name, listing the gates when it is none of them.
+        public init(from decoder: Decoder) throws { self = try decodeOneOf(decoder) }
+    }
 
     /// The event name the row emits.
     public var event: String

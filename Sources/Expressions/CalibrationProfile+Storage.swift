@@ -131,8 +131,10 @@ extension CalibrationProfile {
             return text.isEmpty ? "" : text + ": "
         }
         switch error {
-        case DecodingError.typeMismatch(_, let ctx), DecodingError.valueNotFound(_, let ctx):
-            return "\(path(ctx.codingPath))\(ctx.debugDescription)"
+        case DecodingError.typeMismatch(let type, let ctx):
+            return "\(path(ctx.codingPath))expected \(jsonTypeName(type))"
+        case DecodingError.valueNotFound(let type, let ctx):
+            return "\(path(ctx.codingPath))expected \(jsonTypeName(type)), got null"
         case DecodingError.keyNotFound(let key, let ctx):
             return "\(path(ctx.codingPath + [key]))required"
         case DecodingError.dataCorrupted(let ctx):

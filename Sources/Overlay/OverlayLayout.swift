@@ -164,9 +164,9 @@ public struct OverlayLayout: Sendable, Equatable {
         }
         switch error {
         case .typeMismatch(let type, let context):
-            return "\(keyPath(context.codingPath)): expected \(Self.typeName(type))"
+            return "\(keyPath(context.codingPath)): expected \(jsonTypeName(type))"
         case .valueNotFound(let type, let context):
-            return "\(keyPath(context.codingPath)): expected \(Self.typeName(type)), got null"
+            return "\(keyPath(context.codingPath)): expected \(jsonTypeName(type)), got null"
         case .keyNotFound(let key, let context):
             return "\(keyPath(context.codingPath + [key])): missing"
         case .dataCorrupted(let context):
@@ -179,14 +179,6 @@ public struct OverlayLayout: Sendable, Equatable {
         }
     }
 
-    static func typeName(_ type: Any.Type) -> String {
-        switch type {
-        case is String.Type: "a string"
-        case is Bool.Type: "true or false"
-        case is Float.Type, is Double.Type: "a number"
-        default: String(describing: type).hasPrefix("Array") ? "an array" : "an object"
-        }
-    }
 }
 
 // MARK: - Decoding

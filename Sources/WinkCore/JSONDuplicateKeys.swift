@@ -238,3 +238,33 @@ public func invalidJSONReason(_ data: Data) -> String? {
         return notValidJSON(error)
     }
 }
+
+/// What a person would call the JSON value a `DecodingError` expected of `type`: "a number", "a whole
+/// number", "a string", "true or false", "a list" (an array), "an object" (a dictionary or struct). For the
+/// "KEY: expected ..." lines of every file reader (configuration, profile, layout), instead of JSONDecoder's
+/// "Expected to decode Dictionary<String, Any> but found an array instead."
+public func jsonTypeName(_ type: Any.Type) -> String {
+    switch type {
+    case is Bool.Type: return "true or false"
+    case is Float.Type, is Double.Type: return "a number"
+    case is Int.Type, is Int32.Type, is Int64.Type, is UInt.Type, is UInt32.Type: return "a whole number"
+    case is String.Type: return "a string"
+    default: return String(describing: type).hasPrefix("Array") ? "a list" : "an object"
+    }
+}
+
+/// Decodes a string-valued enum (`"gate": "eyes"`), naming the accepted values when the text is none of them:
+/// "'nose' is not one of eyes, mouth, none", with the spelling meant when only its case differs ("'oneshot'
+/// is not one of held, oneShot (did you mean 'oneShot'?)"). JSONDecoder's own text was "Cannot initialize
+/// Gate from invalid String value nose".
+/// - Throws: `DecodingError.dataCorrupted` with that text, at the value's coding path; `typeMismatch` for a
+///   value that is not a string.
+public func decodeOneOf<T: RawRepresentable & CaseIterable>(_ decoder: Decoder) throws -> T where T.RawValue == String {
+    let container = try decoder.singleValueContainer()
+    let text = try container.decode(String.self)
+    if let value = T(rawValue: text) { return value }
+    let names = T.allCases.map(\.rawValue)
+    let meant = names.first { $0.lowercased() == text.lowercased() }.map { " (did you mean '\($0)'?)" } ?? ""
+    throw DecodingError.dataCorruptedError(
+        in: container, debugDescription: "'\(text)' is not one of \(names.joined(separator: ", "))\(meant)")
+}

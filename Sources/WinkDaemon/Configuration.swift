@@ -483,9 +483,9 @@ func describeDecodingError(_ error: Error, field: String? = nil, value: Any? = n
     }
     switch error {
     case DecodingError.typeMismatch(let type, let ctx):
-        return "\(path(ctx.codingPath)): expected \(typeName(type))"
+        return "\(path(ctx.codingPath)): expected \(jsonTypeName(type))"
     case DecodingError.valueNotFound(let type, let ctx):
-        return "\(path(ctx.codingPath)): expected \(typeName(type)), got null"
+        return "\(path(ctx.codingPath)): expected \(jsonTypeName(type)), got null"
     case DecodingError.keyNotFound(let key, let ctx):
         return "\(path(ctx.codingPath + [key])): required"
     case DecodingError.dataCorrupted(let ctx):
@@ -495,15 +495,6 @@ func describeDecodingError(_ error: Error, field: String? = nil, value: Any? = n
     }
 }
 
-private func typeName(_ type: Any.Type) -> String {
-    switch type {
-    case is Bool.Type: "true or false"
-    case is Float.Type, is Double.Type: "a number"
-    case is Int.Type: "a whole number"
-    case is String.Type: "a string"
-    default: "\(type)"
-    }
-}
 
 /// A configuration key that the section or row does not have.
 struct UnknownKey: Error, CustomStringConvertible {

@@ -168,6 +168,9 @@ struct CalibrationProfileTests {
         (#"{"version": 1, "reach": 1.5, "neutral": {}}"#, "neutral"),
         (#"{"version": 1.5, "neutral": {}}"#, "version 1.5 is not supported"),
         ("[1, 2]", "not a valid calibration profile"),
+        // JSONDecoder's "Expected to decode Double but found a string instead." (a newcomer's finding)
+        (#"{"version": "1", "neutral": {}}"#, "version: expected a number"),
+        (#"{"version": 1, "neutral": [1]}"#, "neutral: expected an object"),
     ])
     func aCorruptProfileIsExit78NamingTheFile(_ text: String, _ expected: String) throws {
         let path = temporaryPath("bad.json")

@@ -119,7 +119,7 @@ struct OverlayLayoutTests {
         #expect(
             badLayoutReason(#"{"layers": [{"feature": "eyes", "image": "a.png", "opactiy": 0.5}]}"#)?
                 .hasPrefix("layers[0].opactiy: unknown key") == true)
-        #expect(badLayoutReason(#"{"layers": {"feature": "eyes"}}"#) == "layers: expected an array")
+        #expect(badLayoutReason(#"{"layers": {"feature": "eyes"}}"#) == "layers: expected a list")
     }
 
     @Test func missingLayoutFileExits66() {

@@ -221,6 +221,21 @@ extension ConfigurationTests {
         } catch { Issue.record("wrong error \(error)") }
     }
 
+    /// A newcomer's finding: a gate or kind that is not one read "Cannot initialize Gate from invalid String
+    /// value nose", naming neither the gates nor the spelling meant.
+    @Test func aGateOrKindThatIsNotOneListsTheNames() {
+        do {
+            _ = try parse(
+                #"{"analyzers": [{"event": "smile", "gate": "nose"}, {"event": "blink", "kind": "oneshot"}]}"#)
+            Issue.record("accepted an unknown gate")
+        } catch let e as Configuration.Invalid {
+            #expect(e.problems == [
+                "analyzers[0] (smile).gate: 'nose' is not one of eyes, mouth, none",
+                "analyzers[1] (blink).kind: 'oneshot' is not one of held, oneShot (did you mean 'oneShot'?)",
+            ], "\(e.problems)")
+        } catch { Issue.record("wrong error \(error)") }
+    }
+
     @Test func aRowCannotSuppressItself() {
         do {
             _ = try parse(#"{"analyzers": [{"event": "smile", "suppressedBy": ["smile", "blink"]}]}"#)
