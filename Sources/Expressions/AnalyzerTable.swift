@@ -164,6 +164,9 @@ public final class AnalyzerTable {
             }
             let suppressed = suppressor != nil
             var blocked: Blocker?
+            // A held row's onset that ended before its minDuration, having reported nothing: it does not
+            // disarm the row (see below).
+            var unreported = false
             func emit(_ phase: EventPhase, duration: Double? = nil) {
                 events.append(ExpressionEvent(
                     event: row.event, phase: phase, frame: frame.index, time: rounded(t, places: 3),
@@ -194,6 +197,7 @@ public final class AnalyzerTable {
                         emit(.occurred, duration: duration)
                         s.cooldownUntil = t + row.cooldown
                     }
+                    unreported = row.kind == .held
                     s.phase = .idle
                 } else if s.releaseTime != nil {
                     break  // below exit, waiting out the release delay
@@ -225,7 +229,11 @@ public final class AnalyzerTable {
                 s.releaseTime = nil
                 if states[i].phase == .pending || states[i].phase == .active {
                     s.settledAt = t
-                    if row.rearm != nil { s.armed = false }
+                    // What the row reported (or a oneShot closure too long for it) must end in open eyes before
+                    // the next one counts; a held row's onset shorter than its minDuration reported nothing,
+                    // so a closure that follows it at once still counts (liveportrait_d14's eyes shut for 2 s
+                    // after a 4-frame closure whose lids reopened only to 0.46 were never reported).
+                    if row.rearm != nil && !unreported { s.armed = false }
                 }
             }
             // The frame of the release counts: a blink that reopens straight to open eyes re-arms at once.

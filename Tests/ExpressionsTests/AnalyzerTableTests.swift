@@ -217,6 +217,28 @@ struct AnalyzerTableTests {
         #expect(bad.validate().count == 1)
     }
 
+    /// liveportrait_d14 shut her eyes for 2 s after a 4-frame closure whose lids reopened only to 0.46 (above
+    /// the re-arm level): the held eyesClosed row, cancelled before its minDuration with nothing reported, was
+    /// disarmed by it, and the 2 s closure was never reported (under 8 of 16 degradations of the clip). An
+    /// onset that reported nothing leaves a held row armed; one that reported still needs open eyes.
+    @Test func aHeldOnsetThatReportedNothingDoesNotDisarm() {
+        let both = try! Formula(parsing: "min(eyeBlinkLeft, eyeBlinkRight)")
+        let row = AnalyzerRow(event: "eyesClosed", value: both, enter: 0.8, exit: 0.65, minDuration: 0.09, rearm: 0.4)
+        func run(_ values: [Float]) -> [String] {
+            var s = Script([row])
+            for v in values { s.feed([(.eyeBlinkLeft, v), (.eyeBlinkRight, v)]) }
+            return s.summary
+        }
+        // Two frames shut (under 0.09 s), lids back to 0.46 for one frame, then shut: began 3 frames into it.
+        #expect(run([0, 0.9, 0.9, 0.46, 0.9, 0.9, 0.9, 0.9, 0.9]) == ["eyesClosed:began@7"])
+        // A reported closure ending at 0.46 still needs open eyes before the next one counts...
+        #expect(run([0, 0.9, 0.9, 0.9, 0.9, 0.46, 0.9, 0.9, 0.9, 0.9, 0.9])
+            == ["eyesClosed:began@4", "eyesClosed:ended@5"])
+        // ... and counts once they opened (0.2).
+        #expect(run([0, 0.9, 0.9, 0.9, 0.9, 0.46, 0.2, 0.9, 0.9, 0.9, 0.9, 0.9])
+            == ["eyesClosed:began@4", "eyesClosed:ended@5", "eyesClosed:began@10"])
+    }
+
     @Test func defaultTableIsValid() {
         for row in AnalyzerRow.defaultTable { #expect(row.validate().isEmpty) }
         let bad = AnalyzerRow(event: "x", value: jaw, enter: 0.3, exit: 0.5, minDuration: 1, maxDuration: 0.5)

@@ -46,17 +46,19 @@ struct PeopleAccuracyTests {
         #expect(result.falseWinks.isEmpty, "\(clip): \(result.findings)")
         if clip == "liveportrait_d3" {
             // Lids lowered while looking down (60-167, 209-276; dontcare in the labels, so the score does not
-            // see them): no wink, and blink/eyesClosed starts held at 4 (5 before the blink and eyesClosed rows
+            // see them): no wink, and blink/eyesClosed starts held at 5 (5 before the blink and eyesClosed rows
             // re-armed only on open eyes: the blink at 70 is the real one of 56-59 running into the lowered
             // lids, 231 an eyesClosed of lids nearly shut for 40 frames; 3 until the learned open-eye level was
             // bounded (`Calibration.Settings.maximumNeutralEyeClosed`), which read the lids at 155-161 as shut
-            // rather than learn them as open, and so ended a false wink there in the noise).
+            // rather than learn them as open, and so ended a false wink there in the noise; 4 until an
+            // eyesClosed onset that reported nothing stopped disarming the row: 117 now, lids shut (Face
+            // Mesh's lid gap 0.01-0.05), which found liveportrait_d14's 2 s closure under 8 degradations).
             let down = events.filter { e in
                 ((60...167).contains(e.frame) || (209...276).contains(e.frame)) && e.phase != .ended
             }
             #expect(!down.contains { $0.event.hasPrefix("wink") }, "\(down)")
             let closures = down.filter { $0.event == "blink" || $0.event == "eyesClosed" }
-            #expect(closures.count <= 4, "\(closures.map { "\($0.event)@\($0.frame)" })")
+            #expect(closures.count <= 5, "\(closures.map { "\($0.event)@\($0.frame)" })")
             // The only real winks of the set: the person's left eye at 6-20, the right at 32-47.
             let winks = events.filter { $0.event.hasPrefix("wink") && $0.phase == .began }
             #expect(winks.map(\.event) == ["winkLeft", "winkRight"], "\(winks)")
