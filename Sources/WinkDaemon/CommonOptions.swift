@@ -115,7 +115,10 @@ public struct CommonOptions {
         let model = try args.option("--model")
         request.mirrored = args.flag("--mirrored")
         // A profile on the command line replaces the configuration's; relative to the working directory.
-        request.profilePath = try args.option("--profile").map { URL(fileURLWithPath: $0).path }
+        // Not by a command that records one (calibrate): there it is an unknown option, not silently ignored.
+        if args.spec?.declares("--profile") ?? true {
+            request.profilePath = try args.option("--profile").map { URL(fileURLWithPath: $0).path }
+        }
         request.location = location
         if args.spec?.declares(Self.eyeModelSpec.name) ?? true { eyeModelPath = try args.option("--eye-model") }
         configuration = try request.load()

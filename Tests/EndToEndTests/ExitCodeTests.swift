@@ -45,6 +45,24 @@ import Testing
             "\(calibrate.stderr)")
     }
 
+    /// A newcomer's finding: calibrate took `--profile` (listed in its help) and `--seconds-per-step` beside
+    /// `--segments` and ignored both without a word, a profile that did not exist included.
+    @Test func calibrateRefusesOptionsItWouldIgnore() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let base = ["calibrate", "--source", Binaries.fixture("video/single_face.mp4"), "-o",
+                    dir.appendingPathComponent("p.json").path, "--segments", "neutral=0-0.6"]
+        let profile = try Binaries.run("winkctl", base + ["--profile", "/nonexistent.json"])
+        #expect(profile.status == 64 && profile.stderrLines.first == "winkctl: unknown option '--profile'",
+                "\(profile.stderr)")
+        let seconds = try Binaries.run("winkctl", base + ["--seconds-per-step", "5"])
+        #expect(seconds.status == 64, "\(seconds.stderr)")
+        #expect(seconds.stderrLines == [
+            "winkctl: calibrate: give --seconds-per-step or --segments, not both (--segments says the seconds)"])
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("p.json").path))
+        let help = try Binaries.run("winkctl", ["help", "calibrate"])
+        #expect(help.status == 0 && !help.stdout.contains("--profile"), "\(help.stdout)")
+    }
+
     @Test(.enabled(if: TinyDisk.available, Comment(rawValue: TinyDisk.unavailableReason)))
     func aPlotOnAFullDiskIs74() throws {
         let folder = try Binaries.temporaryDirectory()

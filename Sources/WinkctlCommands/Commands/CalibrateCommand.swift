@@ -30,7 +30,8 @@ enum CalibrateCommand {
                 OptionSpec(
                     "--segments", .text("STEP=START-END,..."), "which seconds of a recording show which expression",
                     default: "the guided schedule"),
-            ] + CommonOptions.specs),
+            // Not --profile: the profile being recorded is not read (it was taken and ignored without a word).
+            ] + CommonOptions.specs.filter { $0.name != "--profile" }),
         run: run)
 
     /// Seconds at the start of each guided step that are not recorded.
@@ -41,7 +42,8 @@ enum CalibrateCommand {
         let sourcePath = try args.option("--source")
         let output = try args.option("--output", or: "-o")
         let stepsText = try args.option("--steps")
-        let secondsPerStep: Double = try args.number("--seconds-per-step", in: 1.0...60.0) ?? 3
+        let secondsGiven: Double? = try args.number("--seconds-per-step", in: 1.0...60.0)
+        let secondsPerStep = secondsGiven ?? 3
         let segmentsText = try args.option("--segments")
         try args.finish()
         let usage = "\(command.usage)"
@@ -59,6 +61,9 @@ enum CalibrateCommand {
         if let segmentsText {
             guard !live else { throw UsageError("calibrate: --segments is for a recorded file, not a camera") }
             guard stepsText == nil else { throw UsageError("calibrate: give --steps or --segments, not both") }
+            guard secondsGiven == nil else {
+                throw UsageError("calibrate: give --seconds-per-step or --segments, not both (--segments says the seconds)")
+            }
             do {
                 segments = try CalibrationProfile.parseSegments(segmentsText)
             } catch {
