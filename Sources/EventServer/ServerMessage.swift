@@ -124,6 +124,18 @@ public enum StatusState: String, Codable, Sendable, CaseIterable {
     /// Only in the answer to a `status` request: no source is open (nobody has listened for the linger
     /// time, or none yet).
     case idle
+
+    /// Whether the state says what the source (camera or recording) is doing now (`idle`: no source is
+    /// open), as opposed to news beside it: a reload (`reload_ok`, `reload_failed`), the overlay output
+    /// (`overlay_output_*`), frames dropped while streaming goes on (`camera_corrupt_frames`). A display of
+    /// the source's state (systemd's STATUS, `winkctl monitor`'s title, a `status` answer) keeps it across
+    /// such news.
+    public var concernsTheSource: Bool {
+        switch self {
+        case .overlayOutputOpened, .overlayOutputFailed, .reloadOk, .reloadFailed, .cameraCorruptFrames: false
+        default: true
+        }
+    }
 }
 
 /// `{"type":"status","state":"source_opened","source":"/dev/video0","message":"..."}`: a change in the

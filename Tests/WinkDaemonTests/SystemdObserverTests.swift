@@ -20,8 +20,19 @@ struct SystemdObserverTests {
         observer.daemonIsReloading()
         let reloading = try #require(fake.receive())
         #expect(reloading.hasPrefix("RELOADING=1\nMONOTONIC_USEC="))
+        // The reload's own line is news after the source's state, which stays (a newcomer's finding: STATUS
+        // read "reload ok ...: configuration reloaded, 0 clients" for as long as the recording streamed).
+        observer.daemonPublished(status: StatusLine(state: .reloadFailed, source: "/c.json", message: "bad row"))
+        #expect(fake.receive() == "STATUS=streaming /dev/video0, 2 clients; reload failed /c.json: bad row")
         observer.daemonDidReload(ok: false)
-        #expect(fake.receive() == "READY=1\nSTATUS=reload failed; the previous configuration stays")
+        #expect(fake.receive() == "READY=1\nSTATUS=streaming /dev/video0, 2 clients; reload failed /c.json: bad row")
+        observer.daemonClientsChanged(count: 1)
+        #expect(fake.receive() == "STATUS=streaming /dev/video0, 1 client; reload failed /c.json: bad row")
+        // A change of the source's state drops the news; the picture coming back is streaming again.
+        observer.daemonPublished(status: StatusLine(state: .cameraDark, source: "/dev/video0", message: "covered"))
+        #expect(fake.receive() == "STATUS=camera dark /dev/video0: covered, 1 client")
+        observer.daemonPublished(status: StatusLine(state: .cameraLight, source: "/dev/video0"))
+        #expect(fake.receive() == "STATUS=streaming /dev/video0, 1 client")
         observer.daemonIsStopping()
         #expect(fake.receive() == "STOPPING=1\nSTATUS=stopping")
         observer.daemonIsStopping()  // the run loop ending after a SIGTERM: no second STOPPING

@@ -57,7 +57,7 @@ final class FramePublisher: @unchecked Sendable {
                 report = (.idle, nil, [])
             case .cameraLight:
                 report.state = .sourceOpened  // frames are tracked again
-            case .overlayOutputOpened, .overlayOutputFailed, .reloadOk, .reloadFailed, .cameraCorruptFrames, .idle:
+            case let news where !news.concernsTheSource:
                 break  // not the source's state
             default:
                 report.state = status.state

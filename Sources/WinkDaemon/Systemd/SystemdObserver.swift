@@ -10,8 +10,14 @@ import WinkCore
 /// Thread-safe: `SystemdNotifier` sends one non-blocking datagram per call.
 public final class SystemdObserver: DaemonObserver {
     let notifier: SystemdNotifier
-    /// What the daemon is doing and how many clients listen, for STATUS ("streaming /dev/video0, 2 clients").
-    private let state = Mutex<(activity: String, clients: Int)>(("idle, source closed", 0))
+    /// What the source is doing, how many clients listen, and the last reload's or overlay output's news,
+    /// for STATUS ("streaming /dev/video0, 2 clients; reload ok /etc/winkd/config.json: configuration
+    /// reloaded"). The news is dropped when the source's state changes.
+    private let state = Mutex<(activity: String, clients: Int, note: String?)>(("idle, source closed", 0, nil))
+
+    private static func line(_ s: (activity: String, clients: Int, note: String?)) -> String {
+        "\(s.activity), \(s.clients) client\(s.clients == 1 ? "" : "s")" + (s.note.map { "; \($0)" } ?? "")
+    }
     private let stoppingSent = Mutex(false)
 
     /// `nil` when the daemon does not run under systemd (`NOTIFY_SOCKET` unset).
@@ -29,16 +35,22 @@ public final class SystemdObserver: DaemonObserver {
     public func daemonPublished(status: StatusLine) {
         var text: String
         switch status.state {
-        case .sourceOpened: text = "streaming \(status.source ?? "")"
+        case .sourceOpened, .cameraLight: text = "streaming \(status.source ?? "")"  // light: the picture is back
         case .sourceClosed: text = "idle, source closed"
         default:
             text = status.state.rawValue.replacingOccurrences(of: "_", with: " ")
             if let source = status.source { text += " \(source)" }
             if let message = status.message { text += ": \(message)" }
         }
+        // A reload's news rides after the source's state: STATUS said "reload ok ..." while a camera streamed.
         let line = state.withLock { s in
-            s.activity = text
-            return "\(text), \(s.clients) client\(s.clients == 1 ? "" : "s")"
+            if status.state.concernsTheSource {
+                s.activity = text
+                s.note = nil
+            } else {
+                s.note = text
+            }
+            return Self.line(s)
         }
         notifier.status(line)
     }
@@ -47,7 +59,7 @@ public final class SystemdObserver: DaemonObserver {
     public func daemonClientsChanged(count: Int) {
         let line = state.withLock { s in
             s.clients = count
-            return "\(s.activity), \(count) client\(count == 1 ? "" : "s")"
+            return Self.line(s)
         }
         notifier.status(line)
     }
@@ -62,9 +74,12 @@ public final class SystemdObserver: DaemonObserver {
         notifier.send("RELOADING=1\nMONOTONIC_USEC=\(UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1000)")
     }
 
-    /// `READY=1` with a STATUS saying whether the reload took.
+    /// `READY=1` with the STATUS the reload left: the source's state, then the reload's own status line
+    /// (`reload_ok`/`reload_failed`, published just before: "streaming /dev/video0, 2 clients; reload failed
+    /// /etc/winkd/config.json: ..."). It said "configuration reloaded" alone, and the next status line put
+    /// "reload ok ..." in the source's place for as long as the camera streamed.
     public func daemonDidReload(ok: Bool) {
-        notifier.ready(status: ok ? "configuration reloaded" : "reload failed; the previous configuration stays")
+        notifier.ready(status: state.withLock { Self.line($0) })
     }
 
     /// STOPPING=1 once: a SIGTERM and the run loop ending after it both report the stop.

@@ -38,10 +38,6 @@ struct MonitorState {
     /// The last status about something else (a reload, the overlay output): its state, shown beside the
     /// source's. A reload's line names the configuration file as its `source`, which took the title's place.
     var otherState: String?
-    /// States that are not the source's.
-    static let otherStates: Set<String> = [
-        "reload_ok", "reload_failed", "overlay_output_opened", "overlay_output_failed",
-    ]
     /// Clients connected, from an answer to a `status` request (a daemon that answers them).
     var clients: Int?
     /// The analyzer table (`analyzers` line), in table order.
@@ -162,7 +158,7 @@ struct MonitorState {
             rows = rows.filter { name, _ in line.rows.contains { $0.event == name } }
         case "status":
             guard let status = try? Self.decoder.decode(Status.self, from: data) else { return false }
-            if let state = status.state, Self.otherStates.contains(state) {
+            if let state = status.state, StatusState(rawValue: state).map({ !$0.concernsTheSource }) ?? false {
                 otherState = state
             } else {
                 if let state = status.state {
