@@ -22,6 +22,8 @@ struct wv_detector {
     /// `detector` with its image pyramid cut to n + 1 levels, at [n], built when first needed.
     std::unique_ptr<dlib::frontal_face_detector> limited[12];
     cv::Mat small;      // reused downscaled frame
+    cv::Mat equalized;  // reused contrast-equalised frame (equalize)
+    cv::Ptr<cv::CLAHE> clahe;  // built when first needed
     std::vector<dlib::rect_detection> dets;
 
     /// The detector whose pyramid stops at the last level whose boxes are at most `max_width` pixels wide
@@ -57,7 +59,7 @@ wv_detector *wv_detector_create(void) {
 void wv_detector_destroy(wv_detector *detector) { delete detector; }
 
 wv_status wv_detect(wv_detector *detector, const uint8_t *gray, int width, int height, int stride,
-                    float scale, int upsample, float adjust_threshold, float max_width,
+                    float scale, int upsample, float adjust_threshold, float max_width, int equalize,
                     wv_rect *out, int capacity, int *count) {
     if (count) *count = 0;
     if (!detector || !valid_image(gray, width, height, stride) || !(scale > 0 && scale <= 4) || upsample < 0 ||
@@ -69,6 +71,11 @@ wv_status wv_detect(wv_detector *detector, const uint8_t *gray, int width, int h
         if (scale != 1) {
             cv::resize(full, detector->small, cv::Size(), scale, scale, scale < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
             src = &detector->small;
+        }
+        if (equalize) {
+            if (!detector->clahe) detector->clahe = cv::createCLAHE(2.0, cv::Size(8, 8));
+            detector->clahe->apply(*src, detector->equalized);
+            src = &detector->equalized;
         }
         float factor = 1.0f / scale;
         detector->dets.clear();

@@ -259,8 +259,13 @@ public final class FaceTracker {
         let c0 = predicted.center, reach = predicted.width * Self.verifyReach
         let region = PixelRect(x: c0.x - reach, y: c0.y - reach, width: 2 * reach, height: 2 * reach)
         // Boxes 1.6 predicted widths or wider are not accepted below, so the pyramid stops short of them.
-        let faces = try detector.detect(in: crop, region: region, scale: 0.7,
+        var faces = try detector.detect(in: crop, region: region, scale: 0.7,
                                         maximumWidth: predicted.width * Self.verifyMaximumGrowth)
+        // A face washed out by backlight (found by the equalised search) is checked the same way; a miss only.
+        if faces.isEmpty {
+            faces = try detector.detect(in: crop, region: region, scale: 0.7,
+                                        maximumWidth: predicted.width * Self.verifyMaximumGrowth, equalize: true)
+        }
         timings.detection += Double(clock.nanoseconds() - t0) / 1e9
         let c = predicted.center
         let best = faces.min { a, b in
@@ -301,6 +306,16 @@ public final class FaceTracker {
         let faces = try detector.detect(in: buffer, scale: scale)
         mostFacesFound = max(mostFacesFound, faces.count)
         if let face = faces.first { return face }
+        // A face washed out by a bright background (a window behind): searched again with the contrast
+        // equalised, every smallFaceSearchInterval frames without a face, half-way between the small-face
+        // searches (an empty scene costs a second search on those frames only).
+        let interval = max(1, settings.smallFaceSearchInterval)
+        if framesWithoutFace % interval == interval / 2 {
+            detections += 1
+            let equalized = try detector.detect(in: buffer, scale: scale, equalize: true)
+            mostFacesFound = max(mostFacesFound, equalized.count)
+            if let face = equalized.first { return face }
+        }
         // HOG boxes are about 0.8 face widths; the detector needs boxes of about 80 px.
         let needed = 90 / (0.8 * settings.minimumFaceWidth)
         guard needed > scale * 1.3, framesWithoutFace % max(1, settings.smallFaceSearchInterval) == 0 else {

@@ -116,10 +116,12 @@ public final class FaceDetector: @unchecked Sendable {
     ///     stops at the last level whose nominal boxes are at most this wide (see `wv_detect`), saving the
     ///     time of its smaller levels; the levels searched find what they find without it (`nil`: every
     ///     size).
+    ///   - equalize: equalise the scaled image's contrast locally first (CLAHE, see `wv_detect`): finds a face
+    ///     washed out by a bright background.
     /// - Throws: `FaceTrackingError.internal` if dlib fails.
     public func detect(
         in buffer: PixelBuffer, region: PixelRect? = nil, scale: Float, upsample: Int = 0,
-        adjustThreshold: Float = 0, maximumWidth: Float? = nil
+        adjustThreshold: Float = 0, maximumWidth: Float? = nil, equalize: Bool = false
     ) throws -> [PixelRect] {
         var x0 = 0
         var y0 = 0
@@ -137,7 +139,7 @@ public final class FaceDetector: @unchecked Sendable {
         let status = boxes.withUnsafeMutableBufferPointer { out in
             wv_detect(
                 handle, origin, Int32(x1 - x0), Int32(y1 - y0), Int32(buffer.width), scale, Int32(upsample),
-                adjustThreshold, maximumWidth ?? 0, out.baseAddress, Int32(out.count), &count)
+                adjustThreshold, maximumWidth ?? 0, equalize ? 1 : 0, out.baseAddress, Int32(out.count), &count)
         }
         guard status == WV_OK else {
             throw FaceTrackingError(.internal, subject: "face detector", reason: "failed (status \(status.rawValue))")

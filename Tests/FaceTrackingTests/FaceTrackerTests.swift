@@ -143,3 +143,65 @@ struct DeferredCheckTests {
         #expect(early.detections == late.detections)
     }
 }
+
+/// A face washed out by a bright background (a window behind the person): dlib's HOG detector did not find
+/// it at all (helper-31's backlit reading of the people set: 23 of 169 frames with a face on
+/// tpsmm_driving_vox, all six of liveportrait_d18's events missed). The full-frame search tries again with the
+/// contrast equalised (CLAHE) every few frames without a face, and the tracker's region check does when it
+/// misses, so the face is found and kept.
+struct BacklitFaceTests {
+    /// The frame's grey plane as a backlit camera shows it: the face's contrast cut to 0.45, and the
+    /// surround brightened towards the edges by up to 180 grey levels (the helper's FFmpeg geq filter).
+    static func backlit(_ buffer: PixelBuffer) {
+        let w = buffer.width, h = buffer.height
+        for y in 0..<h {
+            for x in 0..<w {
+                let dx = (Double(x) - Double(w) / 2) / (Double(w) / 2)
+                let dy = (Double(y) - Double(h) / 2) / (Double(h) / 2)
+                let halo = 180 * pow(min(1, (dx * dx + dy * dy).squareRoot() / 1.2), 2)
+                let v = 0.45 * Double(buffer.gray[y * w + x]) + 15 + halo
+                buffer.gray[y * w + x] = UInt8(max(0, min(255, v.rounded())))
+            }
+        }
+    }
+
+    func backlitFrame() throws -> PixelBuffer {
+        let buffer = PixelBuffer()
+        _ = try openMediaFile(path: FaceTrackerTests.fixtures.appendingPathComponent(
+            "people/video/tpsmm_driving_vox.mp4").path).read(into: buffer)
+        Self.backlit(buffer)
+        return buffer
+    }
+
+    @Test func theSearchFindsItWithTheContrastEqualised() throws {
+        let buffer = try backlitFrame()
+        let detector = FaceDetector()
+        let scale = min(1, Float(TrackerSettings().detectionWidth) / Float(buffer.width))
+        #expect(try detector.detect(in: buffer, scale: scale).isEmpty, "found without equalising: not backlit enough")
+        let found = try detector.detect(in: buffer, scale: scale, equalize: true)
+        let face = try #require(found.first)
+        // Where the face is: the middle of the frame, a third of its width or more.
+        #expect(abs(face.center.x - Float(buffer.width) / 2) < Float(buffer.width) / 4, "\(face)")
+        #expect(face.width > Float(buffer.width) / 3, "\(face)")
+    }
+
+    /// The clip's first 120 frames, backlit: found within a few frames and kept to the end (without the
+    /// region check's equalised retry it was lost again in 17 of them).
+    @Test func theTrackerFindsAndKeepsIt() throws {
+        let source = try openMediaFile(path: FaceTrackerTests.fixtures.appendingPathComponent(
+            "people/video/tpsmm_driving_vox.mp4").path)
+        defer { source.close() }
+        let tracker = FaceTracker(predictor: FaceTrackerTests.predictor)
+        let buffer = PixelBuffer()
+        var seen: [Bool] = []
+        while seen.count < 120, try source.read(into: buffer) != nil {
+            Self.backlit(buffer)
+            seen.append(try tracker.process(buffer) != nil)
+        }
+        #expect(seen.count == 120)
+        let first = try #require(seen.firstIndex(of: true), "never found")
+        #expect(first <= TrackerSettings().smallFaceSearchInterval, "found at frame \(first)")
+        let lost = seen[first...].filter { !$0 }.count
+        #expect(lost == 0, "lost in \(lost) frames after frame \(first): \(seen)")
+    }
+}

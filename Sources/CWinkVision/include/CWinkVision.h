@@ -54,9 +54,11 @@ void wv_detector_destroy(wv_detector *detector);
 /// comes back (dlib's boxes vary a few percent about a level's nominal width); the levels searched are
 /// searched exactly as without a limit (the first level always). To search a region of interest, pass a
 /// pointer to its first pixel with the full frame's stride and add the region's origin to the boxes. At
-/// most `capacity` boxes are written; `*count` receives how many were written.
+/// most `capacity` boxes are written; `*count` receives how many were written. With `equalize` non-zero
+/// the scaled image's contrast is equalised locally first (OpenCV's CLAHE, clip limit 2, 8x8 tiles), for
+/// a face washed out by a bright background (backlight), whose outline HOG does not see otherwise.
 wv_status wv_detect(wv_detector *detector, const uint8_t *gray, int width, int height, int stride,
-                    float scale, int upsample, float adjust_threshold, float max_width,
+                    float scale, int upsample, float adjust_threshold, float max_width, int equalize,
                     wv_rect *out, int capacity, int *count);
 
 /// Loads a dlib shape_predictor file. On failure writes a one-line reason (no path) into `message`.
