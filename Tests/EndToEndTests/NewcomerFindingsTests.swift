@@ -279,4 +279,32 @@ struct FuzzReplayTests {
         let missing = try Binaries.run(driver, ["/nonexistent/input"])
         #expect(missing.status == 66 && missing.stderrLines == ["\(driver): cannot read /nonexistent/input"])
     }
+
+    /// Segments swapped by mistake (the "neutral" is the smile): calibrate said the smile's change of -0.233
+    /// "is too small" and wrote a profile that lost smiles (the people set's smile recall 0.64 with it). It
+    /// says the change goes the wrong way, in the summary and in one line on stderr; exit 0 (the profile is
+    /// still written: its other spans stand).
+    @Test func segmentsSwappedAreSaidToGoTheWrongWay() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let video = Binaries.fixture("video/single_face.mp4")
+        let swapped = try Binaries.run("winkctl", [
+            "calibrate", "--source", video, "-o", dir.appendingPathComponent("s.json").path,
+            "--segments", "neutral=1.0-2.0,smile=0-0.6",
+        ])
+        #expect(swapped.status == 0, "\(swapped.stderr)")
+        #expect(swapped.stdoutLines.contains {
+            $0.hasPrefix("mouthSmileRight  mouthWidth")
+                && $0.hasSuffix("in smile goes the wrong way (are the segments right?)")
+        }, "\(swapped.stdout)")
+        #expect(swapped.stderrLines == [
+            "calibrate: smile moved the face the other way from the neutral segment's (is --segments right? the "
+                + "neutral face first, then each expression); those spans keep the defaults",
+        ])
+        let right = try Binaries.run("winkctl", [
+            "calibrate", "--source", video, "-o", dir.appendingPathComponent("r.json").path,
+            "--segments", "neutral=0-0.6,smile=1.0-2.0",
+        ])
+        #expect(right.status == 0 && right.stderr.isEmpty, "\(right.stderr)")
+        #expect(!right.stdout.contains("wrong way"), "\(right.stdout)")
+    }
 }

@@ -94,6 +94,16 @@ enum CalibrateCommand {
         }
         try profile.save(to: output)
         print(summary(profile, output: output, model: options.configuration.coefficients))
+        // One line on stderr too: a profile that keeps the defaults where the user meant to teach it.
+        let wrongWay = profile.spanDerivations().filter { d in
+            d.value == nil && (d.change ?? 0) <= -d.span.minimumChange
+        }
+        if !wrongWay.isEmpty {
+            let steps = Set(wrongWay.flatMap(\.steps)).map(\.rawValue).sorted().joined(separator: ", ")
+            printError("calibrate: \(steps) moved the face the other way from the neutral segment's (is "
+                       + "\(segmentsText != nil ? "--segments" : "the session") right? the neutral face first, "
+                       + "then each expression); those spans keep the defaults")
+        }
         return .ok
     }
 
@@ -233,9 +243,13 @@ enum CalibrateCommand {
             if let d, d.value != nil {
                 from = d.steps.map(\.rawValue).joined(separator: ", ")
             } else if let d, let change = d.change {
+                // A change as large as one that counts, but the wrong way: the segments are likely swapped
+                // (a "smile" narrower than the "neutral"; it said "is too small").
+                let wrongWay = change <= -d.span.minimumChange
                 from =
                     "kept: change \(f(change * scale)) in "
-                    + "\(d.steps.map(\.rawValue).joined(separator: ", ")) is too small"
+                    + "\(d.steps.map(\.rawValue).joined(separator: ", "))"
+                    + (wrongWay ? " goes the wrong way (are the segments right?)" : " is too small")
             } else {
                 from = "kept: not recorded"
             }
