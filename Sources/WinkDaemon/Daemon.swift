@@ -297,10 +297,7 @@ public final class Daemon: SessionHost, @unchecked Sendable {
                 FramePipeline(
                     continuing: current, configuration: personalised, predictor: predictor, prior: prior, frame: frame)
             }
-            let unchanged =
-                fresh.socketMode != configuration.socketMode
-                    || fresh.maximumClients != configuration.maximumClients
-                ? " (socket settings apply at the next start)" : ""
+            let unchanged = Self.startupOnlyNote(fresh, running: options)
             signals.withLock { currentCameraSettings = fresh.camera }
             publisher.publish(
                 status: StatusLine(
@@ -330,6 +327,26 @@ public final class Daemon: SessionHost, @unchecked Sendable {
 }
 
 extension Daemon {
+    /// " (the log level and socket settings apply at the next start)" when the reloaded configuration asks
+    /// for a log level or socket settings other than those winkd started with (it keeps them until it
+    /// restarts), naming only what differs; "" when nothing does. Compared with what runs, not with the
+    /// configuration before: after a reload that asked for 5 clients, a reload back to the default said the
+    /// socket settings would change at the next start, and a new `logLevel` went unmentioned.
+    static func startupOnlyNote(_ fresh: Configuration, running options: DaemonOptions) -> String {
+        var waiting: [String] = []
+        // --log-level wins over the file, now and after a restart.
+        if options.logLevel == nil && (fresh.logLevel ?? .info) != options.effectiveLogLevel {
+            waiting.append("the log level")
+        }
+        if fresh.socketMode != options.configuration.socketMode
+            || fresh.maximumClients != options.configuration.maximumClients {
+            waiting.append(waiting.isEmpty ? "the socket settings" : "socket settings")
+        }
+        guard !waiting.isEmpty else { return "" }
+        let verb = waiting == ["the log level"] ? "applies" : "apply"
+        return " (\(waiting.joined(separator: " and ")) \(verb) at the next start)"
+    }
+
     /// `reason` cut to at most `limit` UTF-8 bytes at a "; " between problems (or a character), with the
     /// number left out: a status line over 8 KiB would not be sent at all (a file with hundreds of bad
     /// rows). The log keeps the whole text.

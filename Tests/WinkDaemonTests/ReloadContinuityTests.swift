@@ -104,3 +104,31 @@ extension ModelTests {
         }
     }
 }
+
+/// What a reload says of the settings that wait for a restart: the log level and the socket's mode and
+/// size, compared with what winkd started with (a newcomer's finding: compared with the configuration before
+/// the reload, a reload back to the running settings still said "socket settings apply at the next start",
+/// and a new `logLevel` was not mentioned).
+struct StartupOnlyNoteTests {
+    @Test func onlyWhatDiffersFromTheRunningSettingsIsNamed() {
+        var started = Configuration()
+        started.maximumClients = 64
+        let options = DaemonOptions(source: nil, socketPath: "/s", configuration: started)
+        var fresh = Configuration()
+        #expect(Daemon.startupOnlyNote(fresh, running: options) == "")
+        fresh.maximumClients = 5
+        #expect(Daemon.startupOnlyNote(fresh, running: options) == " (the socket settings apply at the next start)")
+        fresh.logLevel = .error
+        #expect(Daemon.startupOnlyNote(fresh, running: options)
+            == " (the log level and socket settings apply at the next start)")
+        fresh.maximumClients = 64
+        #expect(Daemon.startupOnlyNote(fresh, running: options) == " (the log level applies at the next start)")
+        fresh.logLevel = .info  // what runs: the default
+        #expect(Daemon.startupOnlyNote(fresh, running: options) == "")
+        // --log-level wins over the file, before and after a restart: nothing waits.
+        var flagged = options
+        flagged.logLevel = .debug
+        fresh.logLevel = .error
+        #expect(Daemon.startupOnlyNote(fresh, running: flagged) == "")
+    }
+}
