@@ -45,6 +45,17 @@ import Testing
             "\(calibrate.stderr)")
     }
 
+    /// A path that is not a camera (/dev/null) given as one: libv4l2 printed two lines of its own ("libv4l2:
+    /// error getting capabilities: Inappropriate ioctl for device") before winkctl's (a newcomer's finding).
+    /// One line now, asked with a plain VIDIOC_QUERYCAP before libv4l2 opens it.
+    @Test func aPathThatIsNotACameraIsOneLine() throws {
+        let dir = try Binaries.temporaryDirectory()
+        let r = try Binaries.run(
+            "winkctl", ["calibrate", "--source", "/dev/null", "-o", dir.appendingPathComponent("p.json").path])
+        #expect(r.status == 69)
+        #expect(r.stderrLines == ["winkctl: /dev/null: not a V4L2 device"], "\(r.stderr)")
+    }
+
     /// A newcomer's finding: calibrate took `--profile` (listed in its help) and `--seconds-per-step` beside
     /// `--segments` and ignored both without a word, a profile that did not exist included.
     @Test func calibrateRefusesOptionsItWouldIgnore() throws {

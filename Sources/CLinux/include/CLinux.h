@@ -28,8 +28,10 @@ extern const unsigned long CLinux_VIDIOC_DQBUF;
 extern const unsigned long CLinux_VIDIOC_STREAMON;
 extern const unsigned long CLinux_VIDIOC_STREAMOFF;
 
-/// v4l2_open(3) without the variadic mode argument (variadic C functions do not import into Swift).
-/// Returns the descriptor, or -1 with errno set.
+/// v4l2_open(3) without the variadic mode argument (variadic C functions do not import into Swift): open(2),
+/// then a plain VIDIOC_QUERYCAP (a path that is not a V4L2 device fails with its errno, ENOTTY, before
+/// libv4l2 can print its own error lines), then v4l2_fd_open(3). Open and ioctl are retried on EINTR.
+/// Returns the descriptor, or -1 with errno set (the descriptor closed).
 int CLinux_v4l2_open(const char *path, int flags);
 /// v4l2_ioctl(3) with a pointer argument (variadic C functions do not import into Swift).
 /// Returns 0 (or a non-negative value), or -1 with errno set.
