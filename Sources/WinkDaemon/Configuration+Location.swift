@@ -36,9 +36,13 @@ extension Configuration {
         }
 
         /// The first of `candidates(name)` that exists (as anything: a directory there is reported when read,
-        /// not skipped), or nil.
+        /// not skipped; so is a symbolic link whose target is gone, which was passed over for the next place
+        /// or the defaults without a word), or nil.
         public func firstPresent(_ name: String) -> String? {
-            candidates(name).first { FileManager.default.fileExists(atPath: $0) }
+            candidates(name).first { path in
+                var st = stat()
+                return lstat(path, &st) == 0
+            }
         }
     }
 
@@ -47,8 +51,13 @@ extension Configuration {
     public struct Missing: ExitCodeError {
         /// The path given.
         public var path: String
-        /// "PATH: no such configuration file".
-        public var description: String { "\(path): no such configuration file" }
+        /// Where `path` points when it is a symbolic link whose target does not exist.
+        public var danglingTarget: String? = nil
+        /// "PATH: no such configuration file", or "PATH: a symbolic link to TARGET, which does not exist".
+        public var description: String {
+            danglingTarget.map { "\(path): a symbolic link to \($0), which does not exist" }
+                ?? "\(path): no such configuration file"
+        }
         /// 66 (`noInput`).
         public var exitCode: ExitCode { .noInput }
     }

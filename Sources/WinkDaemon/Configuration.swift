@@ -112,7 +112,10 @@ public struct Configuration: Sendable {
             throw Invalid(path: path, problems: [reason])
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            guard FileManager.default.fileExists(atPath: path) else { throw Missing(path: path) }
+            guard FileManager.default.fileExists(atPath: path) else {
+                let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path)
+                throw Missing(path: path, danglingTarget: target)
+            }
             throw Unreadable(path: path, reason: WinkCore.readFailure(path))
         }
         var c = try parse(data, path: path)

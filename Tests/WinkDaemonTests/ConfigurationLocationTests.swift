@@ -73,6 +73,25 @@ struct ConfigurationLocationTests {
         #expect(try ConfigurationRequest().load().profilePath == nil, "without a location nothing is searched")
     }
 
+    /// A symbolic link at the default location whose target is gone (a dotfiles folder moved) was passed
+    /// over: the system file or the built-in defaults were used without a word (a newcomer's finding).
+    @Test func aDanglingLinkAtTheDefaultLocationIsSaidSo() throws {
+        let f = Folders()
+        defer { try? FileManager.default.removeItem(at: f.root) }
+        try f.write("{}", to: f.system)
+        try FileManager.default.createDirectory(at: f.user, withIntermediateDirectories: true)
+        let link = f.user.appendingPathComponent("config.json").path
+        let gone = f.root.appendingPathComponent("dotfiles/winkd.json").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: gone)
+        do {
+            _ = try ConfigurationRequest(location: f.location).load()
+            Issue.record("the dangling link was passed over")
+        } catch let error as Configuration.Missing {
+            #expect(error.exitCode == .noInput)
+            #expect(error.description == "\(link): a symbolic link to \(gone), which does not exist")
+        }
+    }
+
     @Test func aMissingConfigFileIs66AndABrokenDefaultOneIs78NamingIt() throws {
         let f = Folders()
         defer { try? FileManager.default.removeItem(at: f.root) }
