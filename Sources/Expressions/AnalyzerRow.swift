@@ -58,14 +58,14 @@ public struct AnalyzerRow: Sendable, Equatable {
     /// a single noisy frame inside a held wink does not end it). Durations still end at the first frame
     /// below `exit`.
     public var releaseDelay: Double
-    /// Re-arm level (nil: none). After this row reported an expression (`began` or `occurred`), or a
-    /// `oneShot` closure outlasted `maxDuration`, the row starts again only once the value has fallen below
-    /// `rearm` (the eyes opened), not merely below `exit`: lids that hover around the thresholds (lowered
-    /// while looking down, half seen through tinted glasses) give one closure, not a train of blinks. Blinks
-    /// start from open eyes (Stern et al. 1984; on the people set the eyes of back-to-back true blinks
-    /// reopened to a value of 0.30 or less between them). A `held` row's onset that ended before
-    /// `minDuration` reported nothing and leaves the row armed (liveportrait_d14's 2 s closure right after
-    /// a 4-frame one whose lids reopened to 0.46).
+    /// Re-arm level (nil: none). After an onset of this row ends (reported, cancelled or too long), the row
+    /// starts again only once the value has fallen below `rearm` (the eyes opened), not merely below `exit`:
+    /// lids that hover around the thresholds (lowered while looking down, half seen through tinted glasses)
+    /// give one closure, not a train of blinks. Blinks start from open eyes (Stern et al. 1984; on the people
+    /// set the eyes of back-to-back true blinks reopened to a value of 0.30 or less between them). The one
+    /// exception: a `held` row's onset that ended before `minDuration` reported nothing and leaves the row
+    /// armed (liveportrait_d14's 2 s closure right after a 4-frame one whose lids reopened to 0.46), so
+    /// hovering lids can give one `eyesClosed` besides one `blink`, still not a train.
     public var rearm: Float?
 
     /// A row; thresholds in 0...1, durations in seconds.

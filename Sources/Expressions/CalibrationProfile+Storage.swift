@@ -42,24 +42,26 @@ extension CalibrationProfile {
         guard let data = FileManager.default.contents(atPath: path) else {
             var isDirectory: ObjCBool = false
             let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            let target = exists ? nil : try? FileManager.default.destinationOfSymbolicLink(atPath: path)
             let reason =
                 !exists
-                ? "no such calibration profile (record one with winkctl calibrate)"
+                ? target.map { "a symbolic link to \($0), which does not exist" }
+                    ?? "no such calibration profile (record one with winkctl calibrate)"
                 : isDirectory.boolValue
                     ? "is a directory, not a calibration profile"
                     : "cannot read the calibration profile" + (readFailure(path).map { " (\($0))" } ?? "")
             throw CalibrationProfileError(.missing, subject: path, reason: reason)
         }
+        // A key given twice: JSON keeps one of them without a word (the configuration refuses it too). Said
+        // first, as it may be what made the profile invalid ("version": "x" and the saved "version").
+        if (try? JSONSerialization.jsonObject(with: data)) != nil,
+            let repeated = JSONDuplicateKeys.find(in: data).first
+        {
+            throw CalibrationProfileError(
+                .corrupt, subject: path, reason: "not a valid calibration profile: \(repeated)")
+        }
         do {
-            let profile = try decode(data)
-            // A key given twice: JSON keeps one of them without a word (the configuration refuses it too).
-            if let repeated = JSONDuplicateKeys.find(in: data).first {
-                throw CalibrationProfileError(
-                    .corrupt, subject: path, reason: "not a valid calibration profile: \(repeated)")
-            }
-            return profile
-        } catch let error as CalibrationProfileError {
-            throw error
+            return try decode(data)
         } catch let error as DecodingError {
             throw CalibrationProfileError(
                 .corrupt, subject: path, reason: "not a valid calibration profile: \(describe(error))")

@@ -112,7 +112,8 @@ public struct Configuration: Sendable {
             throw Invalid(path: path, problems: [reason])
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            guard FileManager.default.fileExists(atPath: path) else {
+            var st = stat()
+            guard stat(path, &st) == 0 || errno != ENOENT else {
                 let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path)
                 throw Missing(path: path, danglingTarget: target)
             }
@@ -205,9 +206,9 @@ public struct Configuration: Sendable {
         }
         // Where each row named in the file stands in its list, so that every problem names a row the same way.
         var given: [String: Int] = [:]
+        func shown(_ event: String) -> String { event.count > 64 ? event.prefix(64) + "..." : event }
         func label(_ event: String) -> String {
-            let shown = event.count > 64 ? event.prefix(64) + "..." : event
-            return given[event].map { "analyzers[\($0)] (\(shown))" } ?? "analyzers (the default row '\(shown)')"
+            given[event].map { "analyzers[\($0)] (\(shown(event)))" } ?? "analyzers (the default row '\(shown(event))')"
         }
         if let v = root["analyzers"] {
             if let list = v as? [Any] {
@@ -218,8 +219,9 @@ public struct Configuration: Sendable {
                     }
                     // Two rows for one event in a file: the second silently won.
                     if let first = given[name] {
-                        problems.append("analyzers[\(i)] (\(name)): a second row for '\(name)' (analyzers[\(first)]); "
-                                        + "give each event's changes in one row")
+                        problems.append(
+                            "analyzers[\(i)] (\(shown(name))): a second row for '\(shown(name))' "
+                                + "(analyzers[\(first)]); give each event's changes in one row")
                         continue
                     }
                     given[name] = i
@@ -237,7 +239,7 @@ public struct Configuration: Sendable {
                     } catch {
                         let field = unfitNumber(in: object)
                         let problem = describeDecodingError(error, field: field, value: field.flatMap { object[$0] })
-                        problems.append("analyzers[\(i)] (\(name)).\(problem)")
+                        problems.append("analyzers[\(i)] (\(shown(name))).\(problem)")
                     }
                 }
             } else {

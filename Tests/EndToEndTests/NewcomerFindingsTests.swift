@@ -297,8 +297,8 @@ struct FuzzReplayTests {
                 && $0.hasSuffix("in smile goes the wrong way (are the segments right?)")
         }, "\(swapped.stdout)")
         #expect(swapped.stderrLines == [
-            "calibrate: smile moved the face the other way from the neutral segment's (is --segments right? the "
-                + "neutral face first, then each expression); those spans keep the defaults",
+            "calibrate: smile moved the face the other way from the neutral's (is --segments right? each step's "
+                + "seconds must show that expression, neutral's a relaxed face); those spans keep the defaults",
         ])
         let right = try Binaries.run("winkctl", [
             "calibrate", "--source", video, "-o", dir.appendingPathComponent("r.json").path,

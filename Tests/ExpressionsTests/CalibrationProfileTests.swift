@@ -193,14 +193,17 @@ struct CalibrationProfileTests {
         #expect(text.hasPrefix("{"))
         let path = temporaryPath("twice.json")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        try Data(("{\"version\": 1, " + text.dropFirst()).utf8).write(to: URL(fileURLWithPath: path))
-        #expect {
-            try CalibrationProfile.load(path: path)
-        } throws: { error in
-            guard let e = error as? CalibrationProfileError else { return false }
-            return e.exitCode == .configuration
-                && e.description.hasPrefix(
-                    path + ": not a valid calibration profile: version: given twice in one object")
+        // The second also fails to decode ("x" is no version): the key given twice is said, not hidden by it.
+        for first in ["1", "\"x\""] {
+            try Data(("{\"version\": \(first), " + text.dropFirst()).utf8).write(to: URL(fileURLWithPath: path))
+            #expect {
+                try CalibrationProfile.load(path: path)
+            } throws: { error in
+                guard let e = error as? CalibrationProfileError else { return false }
+                return e.exitCode == .configuration
+                    && e.description.hasPrefix(
+                        path + ": not a valid calibration profile: version: given twice in one object")
+            }
         }
     }
 

@@ -90,6 +90,30 @@ struct ConfigurationLocationTests {
             #expect(error.exitCode == .noInput)
             #expect(error.description == "\(link): a symbolic link to \(gone), which does not exist")
         }
+        // A loop of links is not "does not exist" (it exists; it cannot be followed).
+        let one = f.root.appendingPathComponent("one").path, two = f.root.appendingPathComponent("two").path
+        try FileManager.default.createSymbolicLink(atPath: one, withDestinationPath: two)
+        try FileManager.default.createSymbolicLink(atPath: two, withDestinationPath: one)
+        try FileManager.default.removeItem(atPath: link)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: one)
+        do {
+            _ = try ConfigurationRequest(location: f.location).load()
+            Issue.record("the looping link was passed over")
+        } catch let error as Configuration.Unreadable {
+            #expect(error.description
+                == "\(link): cannot read the configuration file (ELOOP: Too many levels of symbolic links)")
+        }
+        // The profile found at a default location the same way: a dangling link said "no such calibration
+        // profile" and stopped winkd (helper-32).
+        try FileManager.default.removeItem(atPath: link)
+        let profile = f.user.appendingPathComponent("profile.json").path
+        try FileManager.default.createSymbolicLink(atPath: profile, withDestinationPath: gone)
+        do {
+            _ = try ConfigurationRequest(location: f.location).load().applyingProfile()
+            Issue.record("the dangling profile link was passed over")
+        } catch let error as CalibrationProfileError {
+            #expect(error.description == "\(profile): a symbolic link to \(gone), which does not exist")
+        }
     }
 
     @Test func aMissingConfigFileIs66AndABrokenDefaultOneIs78NamingIt() throws {

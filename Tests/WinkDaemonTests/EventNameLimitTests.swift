@@ -37,6 +37,19 @@ struct EventNameLimitTests {
         return #"{"analyzers": [\#(rows.joined(separator: ","))]}"#
     }
 
+    /// A 70-character name was cut at 64 in the table's problems but given whole in its decoding problems:
+    /// one row, two spellings (helper-32). Every problem shows it cut the same way.
+    @Test func aLongNameIsShownOneWayInEveryProblem() {
+        let name = String(repeating: "e", count: 70)
+        let lines = problems(#"{"analyzers": [{"event": "\#(name)", "value": "jawOpen", "enter": 2}, "#
+                             + #"{"event": "\#(name)", "enter": 0.5}]}"#)
+        let shown = "analyzers[0] (" + String(repeating: "e", count: 64) + "...)"
+        #expect(lines.contains { $0.hasPrefix("c.json: \(shown).enter: expected a number in 0...1") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("c.json: analyzers[1] (" + String(repeating: "e", count: 64) + "...)") },
+                "\(lines)")
+        #expect(!lines.contains { $0.contains(name) }, "\(lines)")
+    }
+
     @Test func aNameWithACommaIsRefusedInOneLineNamingTheRow() {
         let lines = problems(#"{"analyzers": [{"event": "a,b", "value": "jawOpen", "enter": 0.5}]}"#)
         #expect(lines.count == 1, "\(lines)")

@@ -100,9 +100,11 @@ enum CalibrateCommand {
         }
         if !wrongWay.isEmpty {
             let steps = Set(wrongWay.flatMap(\.steps)).map(\.rawValue).sorted().joined(separator: ", ")
-            printError("calibrate: \(steps) moved the face the other way from the neutral segment's (is "
-                       + "\(segmentsText != nil ? "--segments" : "the session") right? the neutral face first, "
-                       + "then each expression); those spans keep the defaults")
+            let check = segmentsText != nil
+                ? "is --segments right? each step's seconds must show that expression, neutral's a relaxed face"
+                : "was each expression made when asked, and the face relaxed for neutral?"
+            printError("calibrate: \(steps) moved the face the other way from the neutral's (\(check)); "
+                       + "those spans keep the defaults")
         }
         return .ok
     }
