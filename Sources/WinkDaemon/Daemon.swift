@@ -184,6 +184,12 @@ public final class Daemon: SessionHost, @unchecked Sendable {
     public func run() -> ExitCode {
         server.start()
         log(.notice, "listening on \(server.path ?? "an inherited socket")")
+        // Privacy: whoever can connect reads what the face does. A socket others may write to is said so
+        // once (it is the user's choice, so not refused).
+        if server.path != nil, options.configuration.socketMode & 0o002 != 0 {
+            log(.warning, "socket.mode \(String(options.configuration.socketMode, radix: 8)) lets every user of this "
+                + "machine connect and read this face's events; 0660 with a group shares them with chosen users")
+        }
         observer?.daemonIsReady(socketPath: server.path)
         let session: SourceSession
         switch (options.sourceKind, options.source) {

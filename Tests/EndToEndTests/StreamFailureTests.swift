@@ -114,6 +114,28 @@ struct StreamFailureTests {
         #expect(!text.split(separator: "\n").contains { $0.hasPrefix("<0>") })
     }
 
+    /// A socket every user may connect to (`"socket": {"mode": "0777"}`) was taken without a word, though it
+    /// hands this face's events to anybody on the machine (a newcomer's finding): one warning at start.
+    @Test func aSocketOpenToEveryUserIsWarnedOf() throws {
+        let dir = try Binaries.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let config = dir.appendingPathComponent("open.json")
+        try Data(#"{"socket": {"mode": "0777"}}"#.utf8).write(to: config)
+        let (daemon, _, log) = try startDaemonLogging(in: dir, extra: ["--config", config.path])
+        #expect(Wait.until { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("listening on") })
+        #expect(stop(daemon) == 0)
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.filter { $0.contains("socket.mode 777 lets every user") }.count == 1, "\(lines)")
+        #expect(lines.first { $0.contains("socket.mode") }?.hasPrefix("<4>") == true, "a warning: \(lines)")
+        // The default (0600) says nothing.
+        let quiet = dir.appendingPathComponent("quiet")
+        try FileManager.default.createDirectory(at: quiet, withIntermediateDirectories: true)
+        let (other, _, otherLog) = try startDaemonLogging(in: quiet)
+        #expect(Wait.until { ((try? String(contentsOf: otherLog, encoding: .utf8)) ?? "").contains("listening on") })
+        #expect(stop(other) == 0)
+        #expect(!(try String(contentsOf: otherLog, encoding: .utf8)).contains("socket.mode"))
+    }
+
     /// A FIFO at the configuration's path: winkd hung at start-up, and a SIGHUP reload froze its frame thread
     /// for good (reading a FIFO without a writer blocks). It is refused like any unreadable file: 66 at
     /// start-up, `reload_failed` on SIGHUP with frames going on.
