@@ -119,7 +119,8 @@ struct FaceTrackerTests {
 @Suite(.serialized)
 struct DeferredCheckTests {
     @Test func completingFramesEarlyOrLateTracksTheSameFaces() throws {
-        let predictor = FaceTrackerTests.predictor
+        // Its own predictor: a ShapePredictor is one thread's at a time, and suites run in parallel.
+        let predictor = try ShapePredictor(path: ShapePredictor.debianModelPath)
         let early = FaceTracker(predictor: predictor)
         let late = FaceTracker(predictor: predictor)
         let source = try openMediaFile(
@@ -191,7 +192,9 @@ struct BacklitFaceTests {
         let source = try openMediaFile(path: FaceTrackerTests.fixtures.appendingPathComponent(
             "people/video/tpsmm_driving_vox.mp4").path)
         defer { source.close() }
-        let tracker = FaceTracker(predictor: FaceTrackerTests.predictor)
+        // Its own predictor: a ShapePredictor is one thread's at a time, and suites run in parallel (sharing
+        // FaceTrackerTests' garbled the landmarks of both suites).
+        let tracker = FaceTracker(predictor: try ShapePredictor(path: ShapePredictor.debianModelPath))
         let buffer = PixelBuffer()
         var seen: [Bool] = []
         while seen.count < 120, try source.read(into: buffer) != nil {
