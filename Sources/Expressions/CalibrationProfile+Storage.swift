@@ -42,14 +42,13 @@ extension CalibrationProfile {
         guard let data = FileManager.default.contents(atPath: path) else {
             var isDirectory: ObjCBool = false
             let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-            let target = exists ? nil : try? FileManager.default.destinationOfSymbolicLink(atPath: path)
             let reason =
                 !exists
-                ? target.map { "a symbolic link to \($0), which does not exist" }
+                ? danglingLinkTarget(path).map { "a symbolic link to \($0), which does not exist" }
                     ?? "no such calibration profile (record one with winkctl calibrate)"
                 : isDirectory.boolValue
                     ? "is a directory, not a calibration profile"
-                    : "cannot read the calibration profile" + (readFailure(path).map { " (\($0))" } ?? "")
+                    : "cannot read the calibration profile" + readFailureNote(path)
             throw CalibrationProfileError(.missing, subject: path, reason: reason)
         }
         // A key given twice: JSON keeps one of them without a word (the configuration refuses it too). Said

@@ -318,7 +318,7 @@ public final class FaceTracker {
         }
         // HOG boxes are about 0.8 face widths; the detector needs boxes of about 80 px.
         let needed = 90 / (0.8 * settings.minimumFaceWidth)
-        guard needed > scale * 1.3, framesWithoutFace % max(1, settings.smallFaceSearchInterval) == 0 else {
+        guard needed > scale * 1.3, framesWithoutFace % interval == 0 else {
             return nil
         }
         detections += 1

@@ -240,7 +240,7 @@ public enum EyeStateModel {
         if let reason = nonRegularFileReason(path) { throw fail(reason) }
         guard let data = FileManager.default.contents(atPath: path) else {
             guard FileManager.default.fileExists(atPath: path) else { throw fail("no such eye-state model file") }
-            throw fail("cannot be read" + (readFailure(path).map { " (\($0))" } ?? ""))
+            throw fail("cannot be read" + readFailureNote(path))
         }
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw fail("not a JSON object")

@@ -24,7 +24,7 @@ extension InputMap {
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason =
                 FileManager.default.fileExists(atPath: path)
-                ? "cannot read the input map" + (readFailure(path).map { " (\($0))" } ?? "") : "no such input map"
+                ? "cannot read the input map" + readFailureNote(path) : "no such input map"
             throw InputError(.mapUnreadable, subject: path, reason: reason)
         }
         return try parse(data, path: path)

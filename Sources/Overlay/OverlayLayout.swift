@@ -105,8 +105,7 @@ public struct OverlayLayout: Sendable, Equatable {
                                reason: "the file is \(st.st_size) bytes, over the limit of 1 MiB for a layout")
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            let why = readFailure(path).map { " (\($0))" } ?? ""
-            throw OverlayError(.missing, subject: path, reason: "cannot read the layout file" + why)
+            throw OverlayError(.missing, subject: path, reason: "cannot read the layout file" + readFailureNote(path))
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         return try OverlayLayout(json: data, baseDirectory: folder, name: path)

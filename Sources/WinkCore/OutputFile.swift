@@ -330,3 +330,16 @@ public func readFailure(_ path: String) -> Errno? {
     var byte: UInt8 = 0
     return read(fd, &byte, 1) < 0 ? Errno.current : nil
 }
+
+/// `readFailure(path)` as the end of a reader's line: " (EACCES: Permission denied)", or "" when no call
+/// failed.
+public func readFailureNote(_ path: String) -> String { readFailure(path).map { " (\($0))" } ?? "" }
+
+/// Where `path` points when it is a symbolic link whose target does not exist (a dotfiles folder moved), for
+/// "PATH: a symbolic link to TARGET, which does not exist"; nil when it is not a link or its target exists
+/// (`stat` fails with ENOENT only for a missing target; a loop is ELOOP, a reading problem instead).
+public func danglingLinkTarget(_ path: String) -> String? {
+    var st = stat()
+    guard stat(path, &st) != 0, errno == ENOENT else { return nil }
+    return try? FileManager.default.destinationOfSymbolicLink(atPath: path)
+}

@@ -112,11 +112,9 @@ public struct Configuration: Sendable {
             throw Invalid(path: path, problems: [reason])
         }
         guard let data = FileManager.default.contents(atPath: path) else {
+            if let target = danglingLinkTarget(path) { throw Missing(path: path, danglingTarget: target) }
             var st = stat()
-            guard stat(path, &st) == 0 || errno != ENOENT else {
-                let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path)
-                throw Missing(path: path, danglingTarget: target)
-            }
+            if stat(path, &st) != 0 && errno == ENOENT { throw Missing(path: path) }
             throw Unreadable(path: path, reason: WinkCore.readFailure(path))
         }
         var c = try parse(data, path: path)

@@ -76,7 +76,7 @@ public struct ClipLabels: Sendable {
         }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw LabelsError(
-                path: path, reason: "cannot be read" + (readFailure(path).map { " (\($0))" } ?? ""), exitCode: .noInput)
+                path: path, reason: "cannot be read" + readFailureNote(path), exitCode: .noInput)
         }
         let parsed: Any
         do {

@@ -260,7 +260,7 @@ enum EvaluateCommand {
         if let reason = nonRegularFileReason(path) { throw LabelsError(path: path, reason: reason, exitCode: .noInput) }
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path)
-                ? "cannot read the event file" + (readFailure(path).map { " (\($0))" } ?? "") : "no such event file"
+                ? "cannot read the event file" + readFailureNote(path) : "no such event file"
             throw LabelsError(path: path, reason: reason, exitCode: .noInput)
         }
         let decoder = JSONDecoder()
