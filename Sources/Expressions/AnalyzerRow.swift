@@ -63,8 +63,9 @@ public struct AnalyzerRow: Sendable, Equatable {
     /// lids that hover around the thresholds (lowered while looking down, half seen through tinted glasses)
     /// give one closure, not a train of blinks. Blinks start from open eyes (Stern et al. 1984; on the people
     /// set the eyes of back-to-back true blinks reopened to a value of 0.30 or less between them). The one
-    /// exception: a `held` row's onset that ended before `minDuration` reported nothing and leaves the row
-    /// armed (liveportrait_d14's 2 s closure right after a 4-frame one whose lids reopened to 0.46), so
+    /// exception: an onset that ended before `minDuration` reported nothing and leaves the row armed
+    /// (liveportrait_d14's 2 s closure right after a 4-frame one whose lids reopened to 0.46; for a `oneShot`
+    /// row, a closure shorter than its `minDuration`, as one frame at 60 fps is for the 0.03 s blink row), so
     /// hovering lids can give one `eyesClosed` besides one `blink`, still not a train.
     public var rearm: Float?
 

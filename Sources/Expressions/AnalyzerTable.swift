@@ -164,8 +164,8 @@ public final class AnalyzerTable {
             }
             let suppressed = suppressor != nil
             var blocked: Blocker?
-            // A held row's onset that ended before its minDuration, having reported nothing: it does not
-            // disarm the row (see below).
+            // An onset that ended before its minDuration, having reported nothing: it does not disarm the
+            // row (see below).
             var unreported = false
             func emit(_ phase: EventPhase, duration: Double? = nil) {
                 events.append(ExpressionEvent(
@@ -197,7 +197,8 @@ public final class AnalyzerTable {
                         emit(.occurred, duration: duration)
                         s.cooldownUntil = t + row.cooldown
                     }
-                    unreported = row.kind == .held
+                    // Too short to report (a oneShot closure too long for the row still disarms it).
+                    unreported = row.kind == .held || (!s.overlong && duration < row.minDuration)
                     s.phase = .idle
                 } else if s.releaseTime != nil {
                     break  // below exit, waiting out the release delay
@@ -230,8 +231,8 @@ public final class AnalyzerTable {
                 if states[i].phase == .pending || states[i].phase == .active {
                     s.settledAt = t
                     // What the row reported (or a oneShot closure too long for it) must end in open eyes before
-                    // the next one counts; a held row's onset shorter than its minDuration reported nothing,
-                    // so a closure that follows it at once still counts (liveportrait_d14's eyes shut for 2 s
+                    // the next one counts; an onset shorter than its minDuration reported nothing, so a
+                    // closure that follows it at once still counts (liveportrait_d14's eyes shut for 2 s
                     // after a 4-frame closure whose lids reopened only to 0.46 were never reported).
                     if row.rearm != nil && !unreported { s.armed = false }
                 }

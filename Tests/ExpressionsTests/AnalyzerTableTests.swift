@@ -239,6 +239,26 @@ struct AnalyzerTableTests {
             == ["eyesClosed:began@4", "eyesClosed:ended@5", "eyesClosed:began@10"])
     }
 
+    /// The same for a oneShot row: a closure shorter than its minDuration (one frame at 60 fps against the
+    /// blink row's 0.03 s; here one frame at 30 fps against 0.05 s) reported nothing and leaves the row armed,
+    /// while a closure too long for it (eyesClosed's) still needs open eyes before the next blink counts.
+    @Test func aOneShotClosureTooShortToReportDoesNotDisarm() {
+        let both = try! Formula(parsing: "min(eyeBlinkLeft, eyeBlinkRight)")
+        let row = AnalyzerRow(event: "blink", kind: .oneShot, value: both, enter: 0.8, exit: 0.65, minDuration: 0.05,
+                              maxDuration: 0.2, rearm: 0.4)
+        func run(_ values: [Float]) -> [String] {
+            var s = Script([row])
+            for v in values { s.feed([(.eyeBlinkLeft, v), (.eyeBlinkRight, v)]) }
+            return s.summary
+        }
+        // One frame shut, lids back to 0.5 (above the re-arm level), then a 3-frame blink: it counts.
+        #expect(run([0, 0.9, 0.5, 0.9, 0.9, 0.9, 0.1]) == ["blink:occurred@6"])
+        // A closure too long for the row (8 frames > 0.2 s), lids to 0.5, then a blink: not counted...
+        #expect(run([0, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.5, 0.9, 0.9, 0.1]) == [])
+        // ... until the eyes opened.
+        #expect(run([0, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.5, 0.2, 0.9, 0.9, 0.1]) == ["blink:occurred@13"])
+    }
+
     @Test func defaultTableIsValid() {
         for row in AnalyzerRow.defaultTable { #expect(row.validate().isEmpty) }
         let bad = AnalyzerRow(event: "x", value: jaw, enter: 0.3, exit: 0.5, minDuration: 1, maxDuration: 0.5)
