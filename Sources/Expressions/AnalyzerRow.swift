@@ -102,8 +102,12 @@ public struct AnalyzerRow: Sendable, Equatable {
         }
         if event.isEmpty { problems.append(("event", "expected a non-empty name")) }
         if !(0...1).contains(enter) { say("enter", "a number in 0...1", enter) }
-        if !(0...1).contains(exit) { say("exit", "a number in 0...1", exit) }
-        if exit > enter { say("exit", "at most enter (\(plainNumber(enter)))", exit) }
+        // One problem per field: an exit out of range, or one above an enter that is itself in range.
+        if !(0...1).contains(exit) {
+            say("exit", "a number in 0...1", exit)
+        } else if (0...1).contains(enter), exit > enter {
+            say("exit", "at most enter (\(plainNumber(enter)))", exit)
+        }
         if !(minDuration >= 0) { say("minDuration", "seconds >= 0", minDuration) }
         if let m = maxDuration, !(m > minDuration) {
             say("maxDuration", "seconds > minDuration (\(plainNumber(minDuration)))", m)

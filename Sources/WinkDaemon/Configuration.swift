@@ -204,6 +204,9 @@ public struct Configuration: Sendable {
         }
         // Where each row named in the file stands in its list, so that every problem names a row the same way.
         var given: [String: Int] = [:]
+        // New rows that give no `exit`: it defaults to `enter`, whose problem alone is reported (not an exit the
+        // file never wrote).
+        var exitFollowsEnter: Set<String> = []
         func shown(_ event: String) -> String { event.count > 64 ? event.prefix(64) + "..." : event }
         func label(_ event: String) -> String {
             given[event].map { "analyzers[\($0)] (\(shown(event)))" } ?? "analyzers (the default row '\(shown(event))')"
@@ -233,6 +236,7 @@ public struct Configuration: Sendable {
                             rows.append(
                                 try JSONDecoder().decode(
                                     AnalyzerRow.self, from: JSONSerialization.data(withJSONObject: object)))
+                            if object["exit"] == nil { exitFollowsEnter.insert(name) }
                         }
                     } catch {
                         let field = unfitNumber(in: object)
@@ -244,7 +248,13 @@ public struct Configuration: Sendable {
                 problems.append("analyzers: expected a list of rows")
             }
         }
-        for row in rows { problems += row.fieldProblems().map { "\(label(row.event)).\($0.field): \($0.problem)" } }
+        for row in rows {
+            var found = row.fieldProblems()
+            if exitFollowsEnter.contains(row.event), found.contains(where: { $0.field == "enter" }) {
+                found.removeAll { $0.field == "exit" }
+            }
+            problems += found.map { "\(label(row.event)).\($0.field): \($0.problem)" }
+        }
         for row in rows where [EventName.faceFound, EventName.faceLost].contains(row.event) {
             problems.append("\(label(row.event)).event: the name is the tracker's own event; choose another")
         }

@@ -85,6 +85,24 @@ struct ConfigurationTests {
         } catch { Issue.record("wrong error \(error)") }
     }
 
+    /// A new row's exit defaults to its enter: an enter out of range was reported twice, the second time as an
+    /// `exit` the file never wrote. An exit given is still checked, with one problem for it (an exit of 3 was
+    /// also "at most enter").
+    @Test func anExitThatFollowsABadEnterIsNotReportedAsWell() {
+        func problems(_ json: String) -> String {
+            do { _ = try parse(json); return "" } catch { return "\(error)" }
+        }
+        #expect(problems(#"{"analyzers": [{"event": "squint", "value": "eyeBlinkLeft", "enter": 2}]}"#)
+            == "c.json: analyzers[0] (squint).enter: expected a number in 0...1, got 2")
+        #expect(problems(#"{"analyzers": [{"event": "squint", "value": "eyeBlinkLeft", "enter": 2, "exit": 3}]}"#)
+            == "c.json: analyzers[0] (squint).enter: expected a number in 0...1, got 2\n"
+                + "c.json: analyzers[0] (squint).exit: expected a number in 0...1, got 3")
+        #expect(problems(#"{"analyzers": [{"event": "squint", "value": "eyeBlinkLeft", "enter": 0.5, "exit": 3}]}"#)
+            == "c.json: analyzers[0] (squint).exit: expected a number in 0...1, got 3")
+        #expect(problems(#"{"analyzers": [{"event": "squint", "value": "eyeBlinkLeft", "enter": 0.5, "exit": 0.6}]}"#)
+            == "c.json: analyzers[0] (squint).exit: expected at most enter (0.5), got 0.6")
+    }
+
     /// Two rows for one event in one file: the second won without a word.
     @Test func twoRowsForOneEventAreRefused() {
         #expect(throws: Configuration.Invalid.self) {
