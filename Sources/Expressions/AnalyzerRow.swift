@@ -13,7 +13,8 @@ import WinkCore
 /// - `oneShot` rows (blink) emit a single `occurred` on release, if the expression lasted between
 ///   `minDuration` and `maxDuration`.
 ///
-/// A drop below `exit` must last `releaseDelay` seconds to count (a debounce against single noisy frames).
+/// A drop below `exit` must last `releaseDelay` seconds to count (a debounce against single noisy frames);
+/// once a held expression has begun, `endDelay` seconds if the row gives one.
 /// `cooldown` seconds after an end, the row cannot start again. While a row named in `suppressedBy` is
 /// pending or active, and for this row's `cooldown` after it ended, this row cannot start and a pending
 /// start is cancelled (a blink is not also a wink, nor is the moment when its eyes reopen one after the
@@ -58,6 +59,12 @@ public struct AnalyzerRow: Sendable, Equatable {
     /// a single noisy frame inside a held wink does not end it). Durations still end at the first frame
     /// below `exit`.
     public var releaseDelay: Double
+    /// Seconds the value of a held expression that has begun must stay below `exit` before it ends; nil:
+    /// `releaseDelay`. Longer than `releaseDelay` for a deliberate hold: a wink that has begun is not split
+    /// in two by the closed eye reading half open for a few frames, while the start stays as strict (a
+    /// longer `releaseDelay` would also let an onset bridge dips, which made a false wink on a heavily
+    /// compressed 224x224 clip). Durations still end at the first frame below `exit`. Held rows only.
+    public var endDelay: Double?
     /// Re-arm level (nil: none). After an onset of this row ends (reported, cancelled or too long), the row
     /// starts again only once the value has fallen below `rearm` (the eyes opened), not merely below `exit`:
     /// lids that hover around the thresholds (lowered while looking down, half seen through tinted glasses)
@@ -72,7 +79,8 @@ public struct AnalyzerRow: Sendable, Equatable {
     /// A row; thresholds in 0...1, durations in seconds.
     public init(event: String, kind: Kind = .held, value: Formula, enter: Float, exit: Float,
                 minDuration: Double = 0, maxDuration: Double? = nil, cooldown: Double = 0,
-                suppressedBy: [String] = [], gate: Gate = .none, releaseDelay: Double = 0, rearm: Float? = nil) {
+                suppressedBy: [String] = [], gate: Gate = .none, releaseDelay: Double = 0, endDelay: Double? = nil,
+                rearm: Float? = nil) {
         self.event = event
         self.kind = kind
         self.value = value
@@ -84,6 +92,7 @@ public struct AnalyzerRow: Sendable, Equatable {
         self.suppressedBy = suppressedBy
         self.gate = gate
         self.releaseDelay = releaseDelay
+        self.endDelay = endDelay
         self.rearm = rearm
     }
 
@@ -114,6 +123,13 @@ public struct AnalyzerRow: Sendable, Equatable {
         }
         if !(cooldown >= 0) { say("cooldown", "seconds >= 0", cooldown) }
         if !(releaseDelay >= 0) { say("releaseDelay", "seconds >= 0", releaseDelay) }
+        if let d = endDelay {
+            if !(d >= 0) {
+                say("endDelay", "seconds >= 0", d)
+            } else if kind == .oneShot {
+                problems.append(("endDelay", "a oneShot row never begins, so it takes none (null removes a default's)"))
+            }
+        }
         // Compared, not `(0...exit).contains`: a range with a negative `exit` traps (it crashed winkd on a
         // configuration `{"event": "blink", "exit": -0.1}`, also on a SIGHUP reload).
         if let r = rearm, !(r >= 0 && r <= exit) { say("rearm", "a number in 0...exit (\(plainNumber(exit)))", r) }
@@ -127,15 +143,17 @@ public struct AnalyzerRow: Sendable, Equatable {
 extension AnalyzerRow: Codable {
     /// The keys a row may have in a configuration file.
     public static let keys: Set<String> = ["event", "kind", "value", "enter", "exit", "minDuration", "maxDuration",
-                                           "cooldown", "suppressedBy", "gate", "releaseDelay", "rearm"]
+                                           "cooldown", "suppressedBy", "gate", "releaseDelay", "endDelay",
+                                           "rearm"]
 
     enum CodingKeys: String, CodingKey {
         case event, kind, value, enter, exit, minDuration, maxDuration, cooldown, suppressedBy, gate, releaseDelay,
-            rearm
+            endDelay, rearm
     }
 
     /// Decodes the configuration file's form: `event`, `value` (formula text) and `enter` are required; `exit`
-    /// defaults to `enter`, `kind` to `held`, `gate` to `none`, durations to 0, `maxDuration`/`rearm` to none.
+    /// defaults to `enter`, `kind` to `held`, `gate` to `none`, durations to 0, `maxDuration`/`rearm` to none,
+    /// `endDelay` to none (`releaseDelay` then).
     /// - Throws: `DecodingError` for a missing or mistyped key, or a `value` that does not parse.
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -155,6 +173,7 @@ extension AnalyzerRow: Codable {
         suppressedBy = try c.decodeIfPresent([String].self, forKey: .suppressedBy) ?? []
         gate = try c.decodeIfPresent(Gate.self, forKey: .gate) ?? .none
         releaseDelay = try c.decodeIfPresent(Double.self, forKey: .releaseDelay) ?? 0
+        endDelay = try c.decodeIfPresent(Double.self, forKey: .endDelay)
         rearm = try c.decodeIfPresent(Float.self, forKey: .rearm)
     }
 
@@ -173,6 +192,7 @@ extension AnalyzerRow: Codable {
         try c.encode(suppressedBy, forKey: .suppressedBy)
         try c.encode(gate, forKey: .gate)
         try c.encode(releaseDelay, forKey: .releaseDelay)
+        try c.encodeIfPresent(endDelay, forKey: .endDelay)
         try c.encodeIfPresent(rearm, forKey: .rearm)
     }
 }

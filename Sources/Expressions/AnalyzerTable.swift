@@ -49,7 +49,8 @@ public final class AnalyzerTable {
         /// Seconds: when the value crossed `enter` for the current run (pending or active); nil when idle or
         /// latched.
         public var onset: Double?
-        /// Seconds: when the value first dropped below `exit` while the row waits out `releaseDelay`; nil
+        /// Seconds: when the value first dropped below `exit` while the row waits out `releaseDelay` (or
+        /// `endDelay`); nil
         /// otherwise.
         public var releaseSince: Double?
         /// What kept the row from starting this frame, or cancelled its pending start; nil when nothing did
@@ -268,7 +269,8 @@ public final class AnalyzerTable {
     }
 
     /// Tracks the release debounce: returns the time the value first went below `exit` once it has stayed
-    /// below for `releaseDelay` seconds, else nil.
+    /// below for `releaseDelay` seconds (`endDelay`, when the row gives one, once a held row has begun), else
+    /// nil.
     private func below(_ v: Float, _ row: AnalyzerRow, _ t: Double, _ s: inout RowState) -> Double? {
         guard v < row.exit else {
             s.releaseTime = nil
@@ -276,7 +278,8 @@ public final class AnalyzerTable {
         }
         let start = s.releaseTime ?? t
         s.releaseTime = start
-        return t - start >= row.releaseDelay - 1e-9 ? start : nil
+        let delay = s.phase == .active ? row.endDelay ?? row.releaseDelay : row.releaseDelay
+        return t - start >= delay - 1e-9 ? start : nil
     }
 
     /// Ends every active held row at `frame` (emitting `ended`) and returns all rows to idle; for a lost face.

@@ -1,14 +1,14 @@
 /// Coefficients and analyzer values over time, drawn as a PNG for tuning thresholds (`winkctl analyze --plot`).
 ///
-/// One lane per series: the value over time (a dark line, broken where there was no face, on a grey band),
-/// the series' `enter` threshold as a solid orange line and its `exit` threshold as a dashed blue line,
-/// shaded spans where the expression was active, and a vertical marker at each event (green `began`, red
-/// `ended`, purple `occurred`). What explains an event that fired or did not is shaded too: the time the
-/// value was held before it counted (`minDuration`, amber), the release delay before an end (`releaseDelay`,
-/// blue), the `cooldown` after an end (lavender), and spans where the row was blocked (a red strip under the
-/// lane, labelled with the cause: "suppressed by blink", "cooldown", "gate closed"). `faceFound` and
-/// `faceLost` are vertical lines through every lane. Time runs left to right in seconds along a labelled
-/// axis; the legend (`legend`) names every colour.
+/// One lane per series: the value over time (a dark line, broken where there was no face, on a grey band), the
+/// series' `enter` threshold as a solid orange line and its `exit` threshold as a dashed blue line, shaded spans
+/// where the expression was active, and a vertical marker at each event (green `began`, red `ended`, purple
+/// `occurred`). What explains an event that fired or did not is shaded too: the time the value was held before it
+/// counted (`minDuration`, amber), the release delay before an end (`releaseDelay`, or `endDelay` once begun;
+/// blue), the `cooldown` after an end (lavender), and spans where the row was blocked (a red strip under the lane,
+/// labelled with the cause: "suppressed by blink", "cooldown", "gate closed"). `faceFound` and `faceLost` are
+/// vertical lines through every lane. Time runs left to right in seconds along a labelled axis; the legend
+/// (`legend`) names every colour.
 public struct TimelinePlot: Sendable {
     /// A span of a lane in which the row could not start (or its pending start was cancelled), and why.
     public struct Note: Sendable, Equatable {

@@ -167,6 +167,7 @@ public struct ConfigurationReport: Sendable {
         "analyzers.maxDuration": "seconds",
         "analyzers.cooldown": "seconds",
         "analyzers.releaseDelay": "seconds",
+        "analyzers.endDelay": "seconds",
         "analyzers.rearm": "coefficient, 0...exit",
         "analyzers.gate": "eyes, mouth or none",
         "analyzers.suppressedBy": "event names",

@@ -20,7 +20,12 @@ struct AnalyzerTableStateTests {
             Issue.record("expected active, got \(s.table.state(ofRow: wink))")
             return
         }
-        s.feed([(.eyeBlinkLeft, 0.05), (.eyeBlinkRight, 0.05)], times: 4)  // released (after 0.06 s)
+        s.feed([(.eyeBlinkLeft, 0.05), (.eyeBlinkRight, 0.05)], times: 4)  // 0.1 s below exit: still on
+        guard case .active = s.table.state(ofRow: wink) else {
+            Issue.record("a begun wink ends after its endDelay, 0.15 s: got \(s.table.state(ofRow: wink))")
+            return
+        }
+        s.feed([(.eyeBlinkLeft, 0.05), (.eyeBlinkRight, 0.05)], times: 2)  // released (after 0.15 s)
         guard case .coolingDown(let remaining) = s.table.state(ofRow: wink) else {
             Issue.record("expected cooling down, got \(s.table.state(ofRow: wink))")
             return

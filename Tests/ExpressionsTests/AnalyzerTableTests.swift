@@ -133,12 +133,13 @@ struct AnalyzerTableTests {
         #expect(s.events.first?.duration == 0.1)
         // A real wink, once the wink's 0.5 s cooldown after the blink (decided at frame 4) has passed: left
         // closed, right open for 0.4 s from frame 22; it begins once held 0.25 s (frame 22 + 7.5 frames, so
-        // frame 30) and ends where the eye reopened (frame 34), decided 0.06 s later.
+        // frame 30) and ends where the eye reopened (frame 34), decided 0.15 s later (the rows' endDelay).
         s.events.removeAll()
         s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)], times: 15)
         s.feed([(.eyeBlinkLeft, 0.9), (.eyeBlinkRight, 0.05)], times: 12)
-        s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)], times: 3)
-        #expect(s.summary == ["winkLeft:began@30", "winkLeft:ended@36"])
+        s.feed([(.eyeBlinkLeft, 0.0), (.eyeBlinkRight, 0.0)], times: 6)
+        #expect(s.summary == ["winkLeft:began@30", "winkLeft:ended@39"])
+        #expect(s.events.last?.duration == 0.4)
     }
 
     /// Found on a recording of a man in glasses (liveportrait_d9, and a re-encoded copy): after a long
@@ -257,6 +258,56 @@ struct AnalyzerTableTests {
         #expect(run([0, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.5, 0.9, 0.9, 0.1]) == [])
         // ... until the eyes opened.
         #expect(run([0, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.5, 0.2, 0.9, 0.9, 0.1]) == ["blink:occurred@13"])
+    }
+
+    /// `endDelay`: a held expression that has begun holds through a dip below exit shorter than it, while a
+    /// dip before it began still restarts the wait (`releaseDelay`), and durations end at the first frame
+    /// below exit.
+    @Test func endDelayHoldsABegunExpressionThroughADipButNotAnOnset() {
+        let row = AnalyzerRow(event: "winkLeft", value: try! Formula(parsing: "eyeBlinkLeft"), enter: 0.7, exit: 0.5,
+                              minDuration: 0.1, releaseDelay: 0.06, endDelay: 0.15)
+        var s = Script([row])
+        s.feed([(.eyeBlinkLeft, 0.9)], times: 5)  // began at 3 (0.1 s)
+        s.feed([(.eyeBlinkLeft, 0.3)], times: 4)  // 4 frames below exit (0.1 s < 0.15 s): still on
+        s.feed([(.eyeBlinkLeft, 0.9)], times: 3)
+        #expect(s.summary == ["winkLeft:began@3"])
+        s.feed([(.eyeBlinkLeft, 0.1)], times: 6)  // below from frame 12; ended once 0.15 s had passed (17)
+        #expect(s.summary == ["winkLeft:began@3", "winkLeft:ended@17"])
+        #expect(s.events.last?.duration == 0.4, "onset 0 to the first frame below exit, 12")
+        var onset = Script([row])
+        onset.feed([(.eyeBlinkLeft, 0.9)], times: 2)
+        onset.feed([(.eyeBlinkLeft, 0.3)], times: 3)  // 0.067 s below exit before it began: the onset is over
+        onset.feed([(.eyeBlinkLeft, 0.9)], times: 4)
+        #expect(onset.summary == ["winkLeft:began@8"], "the wait restarted at 5")
+        let oneShot = AnalyzerRow(event: "blink", kind: .oneShot, value: jaw, enter: 0.8, exit: 0.65, minDuration: 0.03,
+                                  maxDuration: 0.5, endDelay: 0.1)
+        #expect(oneShot.validate() == ["row 'blink': endDelay: a oneShot row never begins, so it takes none "
+            + "(null removes a default's)"])
+        let negative = AnalyzerRow(event: "x", value: jaw, enter: 0.8, exit: 0.65, endDelay: -1)
+        #expect(negative.validate() == ["row 'x': endDelay: expected seconds >= 0, got -1"])
+    }
+
+    /// A wink made with make_wink.py from liveportrait_d3's closure (frames 58-118 of
+    /// liveportrait_d3_a_winkLeft, `make_synthetic_winks.py`): the closed eye read 0.30-0.44 for 3 frames and 0
+    /// on a fourth in the middle of the wink, which was reported as two winks (0.06 s release delay).
+    @Test func aHeldWinkWhoseEyeReadsHalfOpenForFourFramesIsOneWink() {
+        let left: [Float] = [
+            0.88, 0.89, 0.84, 0.82, 0.84, 0.80, 0.81, 0.84, 0.77, 0.80, 0.83, 0.80, 0.80, 0.82, 0.84, 0.74, 0.82, 0.82,
+            0.82, 0.78, 0.82, 0.77, 0.82, 0.86, 0.87, 0.87, 0.80, 0.79, 0.79, 0.44, 0.36, 0.30, 0.00, 0.71, 0.72, 0.74,
+            0.74, 0.80, 0.77, 0.76, 0.72, 0.76, 0.75, 0.75, 0.73, 0.72, 0.74, 0.74, 0.73, 0.75, 0.70, 0.77, 0.70, 0.70,
+            0.70, 0.57, 0.04, 0.00, 0.00, 0.00, 0.00,
+        ]
+        let right: [Float] = [
+            0.88, 0.87, 0.09, 0.08, 0.11, 0.08, 0.07, 0.03, 0.07, 0.07, 0.06, 0.07, 0.07, 0.08, 0.07, 0.01, 0.08, 0.07,
+            0.04, 0.04, 0.07, 0.04, 0.08, 0.06, 0.06, 0.09, 0.03, 0.05, 0.01, 0.06, 0.01, 0.00, 0.00, 0.00, 0.03, 0.03,
+            0.03, 0.06, 0.04, 0.04, 0.04, 0.04, 0.04, 0.04, 0.04, 0.00, 0.04, 0.04, 0.02, 0.04, 0.04, 0.07, 0.02, 0.00,
+            0.05, 0.92, 0.91, 0.87, 0.92, 0.43, 0.00,
+        ]
+        var s = Script(AnalyzerRow.defaultTable)
+        for (l, r) in zip(left, right) { s.feed([(.eyeBlinkLeft, l), (.eyeBlinkRight, r)]) }
+        // Held back 0.2 s after the blink of frames 0-1 (cooldown), held 0.25 s, ended 0.15 s after the right eye
+        // closed at 55.
+        #expect(s.summary.filter { $0.hasPrefix("wink") } == ["winkLeft:began@16", "winkLeft:ended@60"], "\(s.summary)")
     }
 
     @Test func defaultTableIsValid() {

@@ -108,7 +108,7 @@ struct AnalyzePlotTests {
         #expect(
             close((wink.pending.first?.upperBound ?? 0) - (wink.pending.first?.lowerBound ?? 0), 0.25)
                 || close((wink.pending.first?.upperBound ?? 0) - (wink.pending.first?.lowerBound ?? 0), 0.267))
-        // Released at the first frame below exit (41), ended once that held for releaseDelay (0.06 s).
+        // Released at the first frame below exit (41), ended once that held for the wink's endDelay (0.15 s).
         #expect(wink.release.count == 1 && close(wink.release.first?.lowerBound, 41.0 / 30))
         #expect(close(wink.release.first?.upperBound, ended.time))
         #expect(wink.cooldown.count == 1 && close(wink.cooldown.first?.lowerBound, ended.time))
@@ -126,7 +126,7 @@ struct AnalyzePlotTests {
         #expect(
             wink.subtitle.split(separator: "\n").map(String.init) == [
                 "min(eyeBlinkLeft, (1.0 - (1.5 * eyeBlinkRight)))", "enter 0.7  exit 0.5  min 0.25 s",
-                "releaseDelay 0.06 s  cooldown 0.2 s", "suppressedBy blink, eyesClosed",
+                "releaseDelay 0.06 s  endDelay 0.15 s  cooldown 0.2 s", "suppressedBy blink, eyesClosed",
             ])
         #expect(
             try lane("blink").subtitle.split(separator: "\n").dropFirst().map(String.init) == [

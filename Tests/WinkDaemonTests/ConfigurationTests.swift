@@ -103,6 +103,22 @@ struct ConfigurationTests {
             == "c.json: analyzers[0] (squint).exit: expected at most enter (0.5), got 0.6")
     }
 
+    /// The default wink rows hold a begun wink through 0.15 s below exit (`endDelay`); a file may change it,
+    /// remove it (null: `releaseDelay` then), and may not give one to a oneShot row.
+    @Test func endDelayIsReadChangedAndRemoved() throws {
+        let winkLeft = { (c: Configuration) in c.analyzers.first { $0.event == "winkLeft" } }
+        #expect(try winkLeft(parse("{}"))?.endDelay == 0.15)
+        #expect(try winkLeft(parse(#"{"analyzers": [{"event": "winkLeft", "endDelay": 0.3}]}"#))?.endDelay == 0.3)
+        #expect(try winkLeft(parse(#"{"analyzers": [{"event": "winkLeft", "endDelay": null}]}"#))?.endDelay == nil)
+        do {
+            _ = try parse(#"{"analyzers": [{"event": "blink", "endDelay": 0.2}]}"#)
+            Issue.record("a oneShot row's endDelay was taken")
+        } catch {
+            #expect("\(error)" == "c.json: analyzers[0] (blink).endDelay: a oneShot row never begins, so it takes "
+                + "none (null removes a default's)")
+        }
+    }
+
     /// Two rows for one event in one file: the second won without a word.
     @Test func twoRowsForOneEventAreRefused() {
         #expect(throws: Configuration.Invalid.self) {

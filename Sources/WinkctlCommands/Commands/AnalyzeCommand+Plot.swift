@@ -166,7 +166,8 @@ final class AnalyzePlotRecorder {
             : "min \(s(row.minDuration))" + (row.maxDuration.map { "  max \(s($0))" } ?? "")
         var lines = [
             "\(row.value)", "enter \(row.enter)  exit \(row.exit)  \(hold)",
-            "releaseDelay \(s(row.releaseDelay))  cooldown \(s(row.cooldown))",
+            "releaseDelay \(s(row.releaseDelay))" + (row.endDelay.map { "  endDelay \(s($0))" } ?? "")
+                + "  cooldown \(s(row.cooldown))",
         ]
         if !row.suppressedBy.isEmpty { lines.append("suppressedBy " + row.suppressedBy.joined(separator: ", ")) }
         return lines.joined(separator: "\n")
