@@ -166,6 +166,15 @@ public final class EventServer: @unchecked Sendable {
     private var refusalsUnlogged = 0
     private var lastRefusalLog = -Double.infinity
     static let refusalLogInterval = 10.0
+    /// Bytes of queued lines taken into a client's write buffer at a time: what a slow client reads before
+    /// it learns (`dropped`) that lines were lost since.
+    static let batchBytes = 16384
+    /// Bytes per send(2) at most. The kernel frees a unix socket's write memory one sent chunk at a time,
+    /// once the peer has read all of it, and a send succeeds only while that memory is under the socket's
+    /// buffer size: with 4 KiB chunks a client that reads slowly but steadily (more than 4 KiB per
+    /// `Options.writeTimeout`) frees room for the next send in time, where 64 KiB sends (chunks of up to
+    /// about 36 KiB in the kernel) made one reading 2 KB a second look stuck, and it was disconnected.
+    static let sendBytes = 4096
     private var reportedCount = 0
 
     /// Binds a new socket at `path` and listens (not yet accepting: call `start()`).
@@ -590,7 +599,7 @@ public final class EventServer: @unchecked Sendable {
                 let dropped = client.queue.takeDroppedCount()
                 var lines: [[UInt8]] = []
                 var size = 0
-                while size < 65536, let line = client.queue.popFirst() {
+                while size < Self.batchBytes, let line = client.queue.popFirst() {
                     size += line.count
                     lines.append(line)
                 }
@@ -610,8 +619,9 @@ public final class EventServer: @unchecked Sendable {
             }
             let sent: Int
             do {
+                let end = min(client.out.count, client.outOffset + Self.sendBytes)
                 sent = try client.out.withUnsafeBytes {
-                    try syscalls.send(client.fd, UnsafeRawBufferPointer(rebasing: $0[client.outOffset...]))
+                    try syscalls.send(client.fd, UnsafeRawBufferPointer(rebasing: $0[client.outOffset..<end]))
                 }
             } catch {
                 client.closeReason = "write failed: \(error)"

@@ -446,6 +446,90 @@ struct EventServerSocketTests {
         }
     }
 
+    /// What a client that reads `chunk` bytes every `interval` seconds for `seconds` (blocking reads), then
+    /// at full speed until nothing comes for a second, received: the lines' types, and whether the server
+    /// closed the connection.
+    static func readSlowly(_ fd: Int32, seconds: Double, chunk: Int, interval: Double) -> (types: [String], closed: Bool) {
+        var splitter = LineSplitter()
+        var types: [String] = []
+        var closed = false
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        func take() {
+            let read = try? buffer.withUnsafeMutableBytes { try LinuxSocketSyscalls().read(fd, into: $0) }
+            guard let n = read ?? nil, n > 0 else {
+                closed = true
+                return
+            }
+            for case .line(let line) in splitter.append(buffer[0..<n]) {
+                types.append(Self.type(String(decoding: line, as: UTF8.self)) ?? "?")
+            }
+        }
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end && !closed {
+            take()
+            usleep(UInt32(interval * 1e6))
+        }
+        var pfd = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+        while !closed, (try? LinuxSocketSyscalls().poll(&pfd, timeoutMilliseconds: 1000)) ?? 0 > 0 { take() }
+        return (types, closed)
+    }
+
+    /// A newcomer's client read coefficient lines at 20 a second against the stream's 30 (and one read 2,000
+    /// bytes a second): it took bytes all along, yet after a minute or so it was disconnected as "not reading"
+    /// and never got a `dropped` line. The kernel frees a unix socket's write memory one sent chunk at a time,
+    /// once the peer has read all of it, and winkd sent up to 64 KiB at once: a slow reader freed nothing for
+    /// longer than the write timeout. Sends are 4 KiB at most now (here: a timeout of 1 s, a reader of 10 KB a
+    /// second, who frees a 4 KiB chunk every 0.4 s and a 16 KiB one every 1.6 s).
+    @Test func aClientReadingSlowerThanTheStreamStaysAndLearnsOfTheLinesItLost() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox, options: .init(queueCapacity: 1024, writeTimeout: 1))
+        defer { server.stop() }
+        let fd = try LinuxSocketSyscalls().connect(path: sandbox.socket)
+        defer { LinuxSocketSyscalls().close(fd) }
+        #expect(Self.waitUntil { server.clientCount == 1 })
+        let publishing = DispatchSemaphore(value: 0)
+        let publisher = Thread {
+            // About 200 KB a second (20 event lines every 10 ms) for 4 s, twenty times what the client reads:
+            // the socket buffer is full within a second and a long queue waits behind it.
+            let end = Date().addingTimeInterval(4)
+            var frame = 0
+            while Date() < end {
+                for _ in 0..<20 {
+                    server.publish(event: Self.event("smile", frame: frame))
+                    frame += 1
+                }
+                usleep(10_000)
+            }
+            publishing.signal()
+        }
+        publisher.start()
+        let (types, closed) = Self.readSlowly(fd, seconds: 4, chunk: 1000, interval: 0.1)
+        #expect(publishing.wait(timeout: .now() + 10) == .success)
+        #expect(!closed, "the slow reader was disconnected after \(types.count) lines")
+        #expect(server.clientCount == 1)
+        #expect(types.first == "hello")
+        let sawDropped = types.contains("dropped")
+        #expect(sawDropped, "\(types.count) lines, none of them dropped")
+    }
+
+    /// The same reader after a burst, with nothing published since (no new line wakes the server to try a
+    /// send; poll(2) calls a unix socket writable only once three quarters of its buffer drained, 15 s at
+    /// this pace): the send tried at the write timeout finds the room a 4 KiB chunk read whole left.
+    @Test func aClientReadingABurstSlowlyStays() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox, options: .init(queueCapacity: 1024, writeTimeout: 1))
+        defer { server.stop() }
+        let fd = try LinuxSocketSyscalls().connect(path: sandbox.socket)
+        defer { LinuxSocketSyscalls().close(fd) }
+        #expect(Self.waitUntil { server.clientCount == 1 })
+        for frame in 0..<4000 { server.publish(event: Self.event("smile", frame: frame)) }  // about 440 KB
+        let (types, closed) = Self.readSlowly(fd, seconds: 3, chunk: 1000, interval: 0.1)
+        #expect(!closed, "the slow reader was disconnected after \(types.count) lines")
+        #expect(server.clientCount == 1)
+        let sawDropped = types.contains("dropped")
+        #expect(sawDropped, "\(types.count) lines, none of them dropped")
+    }
+
     @Test func abruptlyClosedClientDoesNotDisturbTheServer() throws {
         let sandbox = Sandbox()
         let server = try makeServer(sandbox)
