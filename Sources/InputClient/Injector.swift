@@ -14,7 +14,7 @@ public protocol Injector: AnyObject {
 }
 
 /// `--dry-run`: prints each action on its own line (`press KEY_LEFT`, `release KEY_LEFT`,
-/// `run notify-send hi`) instead of injecting it. Runs nothing.
+/// `run notify-send 'hi there'`) instead of injecting it. Runs nothing.
 public final class PrintingInjector: Injector {
     private let write: (String) -> Int32?
     /// The errno of the first line that could not be written (EPIPE: stdout's reader went away; ENOSPC: a
@@ -31,20 +31,34 @@ public final class PrintingInjector: Injector {
     public func press(_ key: InputKey) { say("press \(key.name)") }
     /// Prints `release KEY`.
     public func release(_ key: InputKey) { say("release \(key.name)") }
-    /// `run` and the arguments, each written as a Swift string literal would show it when it holds a space,
-    /// a quote, a backslash or a control character (a newline in an argument printed a second line that
-    /// read like `press KEY_ENTER`): one line per action, whatever the map holds.
+    /// `run` and the arguments, each quoted as a shell reads it when it is not plain (letters, digits and
+    /// `@%+=:,./_-`): in single quotes (`'$(rm x)'`: pasted into a shell, the line runs what winkd would, and
+    /// nothing else), or bash's `$'...'` when it holds a control character (a newline in an argument printed a
+    /// second line that read like `press KEY_ENTER`): one line per action, whatever the map holds.
     public func run(_ command: [String]) { say("run " + command.map(Self.shown).joined(separator: " ")) }
 
+    /// One argument as a POSIX shell (or, with a control character, bash) reads it back.
     static func shown(_ argument: String) -> String {
-        let plain = !argument.isEmpty && argument.unicodeScalars.allSatisfy { scalar in
-            scalar.properties.generalCategory != .control && scalar != " " && scalar != "\"" && scalar != "\\"
-                && scalar != "\u{2028}" && scalar != "\u{2029}"
+        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-".unicodeScalars)
+        if !argument.isEmpty && argument.unicodeScalars.allSatisfy(safe.contains) { return argument }
+        let control = argument.unicodeScalars.contains { scalar in
+            scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}"
         }
-        if plain { return argument }
-        let escaped = argument.replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "\"", with: "\\\"")
-        return "\"" + visibleControlCharacters(escaped) + "\""
+        guard control else { return "'" + argument.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }
+        var out = "$'"
+        for scalar in argument.unicodeScalars {
+            switch scalar {
+            case "\n": out += #"\n"#
+            case "\r": out += #"\r"#
+            case "\t": out += #"\t"#
+            case "\\": out += #"\\"#
+            case "'": out += #"\'"#
+            case _ where scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}":
+                out += String(format: scalar.value < 0x100 ? "\\x%02x" : "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "'"
     }
 
     private func say(_ line: String) {

@@ -150,7 +150,34 @@ struct InputMapTests {
         let printer = PrintingInjector { lines.append($0); return nil }
         printer.run(["echo", "hi\npress KEY_ENTER"])
         printer.run(["notify-send", "two words", "a\"quote\\", "plain"])
-        #expect(lines == [#"run echo "hi\npress KEY_ENTER""#, #"run notify-send "two words" "a\"quote\\" plain"#])
+        #expect(lines == [#"run echo $'hi\npress KEY_ENTER'"#, #"run notify-send 'two words' 'a"quote\' plain"#])
+    }
+
+    /// A helper's finding: a dry run printed `"$(touch PWNED)"` in double quotes, which a shell pasting the line
+    /// expands (winkd itself runs it without a shell, literally). Each argument is quoted as a shell reads it
+    /// back: checked by bash reading the printed line.
+    @Test func aDryRunQuotesCommandsAsAShellReadsThemBack() throws {
+        let arguments = [
+            "sh", "-c", "echo \"$1\"", "$(touch PWNED) `id` it's", "tab\there", "bell\u{7}", "", "a/b.c:d=e",
+        ]
+        var lines: [String] = []
+        let printer = PrintingInjector { lines.append($0); return nil }
+        printer.run(arguments)
+        #expect(lines.count == 1)
+        #expect(
+            lines.first == #"run sh -c 'echo "$1"' '$(touch PWNED) `id` it'\''s' $'tab\there' $'bell\x07' '' "#
+                + "a/b.c:d=e", "\(lines)")
+        // bash reads the line back into the same arguments (printf prints each between < and >).
+        let line = try #require(lines.first).dropFirst("run ".count)
+        let bash = Process()
+        bash.executableURL = URL(fileURLWithPath: "/bin/bash")
+        bash.arguments = ["-c", "printf '<%s>' " + line]
+        let out = Pipe()
+        bash.standardOutput = out
+        try bash.run()
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        bash.waitUntilExit()
+        #expect(printed == arguments.map { "<\($0)>" }.joined())
     }
 
     @Test func invalidMapExits78WithOneLinePerProblem() {

@@ -15,6 +15,10 @@ final class Recorder: DaemonObserver, @unchecked Sendable {
     private let lock = NSLock()
     private var statusLines: [StatusLine] = []
     private var eventNames: [String] = []
+    private var logLines: [(level: EventServer.LogLevel, text: String)] = []
+    /// What the daemon logged.
+    var logs: [(level: EventServer.LogLevel, text: String)] { lock.withLock { logLines } }
+    func log(_ level: EventServer.LogLevel, _ text: String) { lock.withLock { logLines.append((level, text)) } }
     private(set) var ready = false
     var statuses: [String] { lock.withLock { statusLines.map(\.state.rawValue) } }
     var lines: [StatusLine] { lock.withLock { statusLines } }
@@ -75,7 +79,7 @@ enum DaemonHarness {
         let daemon = try Daemon(
             options: options, predictor: predictor,
             environment: environment ?? Self.environment(camera), observer: recorder
-        ) { _, _ in }
+        ) { level, text in recorder.log(level, text) }
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             _ = daemon.run()
@@ -102,10 +106,17 @@ struct DaemonFaultTests {
         #expect(busy.source == camera.path && busy.message?.contains("in use") == true)
         // The device is the line's source; its message no longer names it again ("/dev/video7: /dev/video7: ...").
         #expect(busy.message?.contains(camera.path) == false, "\(busy.message ?? "")")
+        // Logged as a warning, so a log read at warning shows it (a helper's finding, for a failed virtual
+        // camera logged at info); a camera that opens is news at info.
+        let warned = recorder.logs.contains { $0.level == .warning && $0.text.hasPrefix("status camera_busy \(camera.path)") }
+        #expect(warned)
+        #expect(FramePublisher.logLevel(of: .overlayOutputFailed) == .warning)
+        #expect(FramePublisher.logLevel(of: .overlayOutputOpened) == .info)
         camera.setOpenError(nil)
         camera.script(Array(repeating: .frame(), count: 5))
         #expect(recorder.wait { recorder.statuses.contains("source_opened") })
         #expect(recorder.wait { recorder.events.contains("faceFound") })
+        #expect(recorder.logs.contains { $0.level == .info && $0.text.hasPrefix("status source_opened") })
         #expect(DaemonHarness.stop(daemon, done))
         #expect(camera.released)
     }

@@ -66,8 +66,18 @@ final class FramePublisher: @unchecked Sendable {
         }
         server.publish(status: status)
         observer?.daemonPublished(status: status)
-        log(.info, "status \(status.state.rawValue)\(status.source.map { " \($0)" } ?? "")"
+        log(Self.logLevel(of: status.state), "status \(status.state.rawValue)\(status.source.map { " \($0)" } ?? "")"
             + "\(status.message.map { ": \($0)" } ?? "")")
+    }
+
+    /// The level a status line is logged at: warning where something the user set up does not work (the
+    /// camera in use by another program, unplugged or silent; the overlay output device failed), so a log
+    /// read at warning shows it; info for the rest (a virtual camera that failed was logged at info, unseen).
+    static func logLevel(of state: StatusState) -> EventServer.LogLevel {
+        switch state {
+        case .cameraBusy, .cameraUnplugged, .cameraStalled, .overlayOutputFailed: .warning
+        default: .info
+        }
     }
 
     /// Processes one frame and sends what it gave: the coefficient line, the rows line (only built while a
