@@ -84,7 +84,7 @@ public final class InputSession {
             if !reconnect || end == .stopped || shouldStop() { return end }
             if case .unknownEvents = end { return end }
             if greeted { delay = backoff.first }
-            log("\(connector.path): \(Self.describe(end)); reconnecting in \(delay) s")
+            log("\(connector.path): \(Self.describe(end, path: connector.path)); reconnecting in \(delay) s")
             saidLost = true
             sleep(delay)
             if shouldStop() { return .stopped }
@@ -197,10 +197,15 @@ public final class InputSession {
         }
     }
 
-    static func describe(_ end: ConnectionEnd) -> String {
-        switch end {
-        case .connectFailed(let message): "cannot connect (\(message))"
-        case .notWinkd(let message): "not a winkd socket (\(message))"
+    /// How a connection ended, for a log line that already names `path` (a message that begins with it, as
+    /// the connector's do, is not given it twice).
+    static func describe(_ end: ConnectionEnd, path: String) -> String {
+        func own(_ message: String) -> String {
+            message.hasPrefix(path + ": ") ? String(message.dropFirst(path.count + 2)) : message
+        }
+        return switch end {
+        case .connectFailed(let message): "cannot connect (\(own(message)))"
+        case .notWinkd(let message): "not a winkd socket (\(own(message)))"
         case .bye(let reason): "daemon said bye (\(reason))"
         case .closed: "connection closed"
         case .silent(let seconds): "no line from winkd for \(plainNumber(seconds)) s (stalled?); keys let up"

@@ -376,4 +376,18 @@ struct InputSessionTests {
             session.run(reconnect: false)
                 == .connectFailed("/nonexistent/winkin.sock: no winkd listening (is it running?)"))
     }
+
+    /// A helper's finding: the reconnecting line named the socket twice ("/x.sock: cannot connect (/x.sock: no
+    /// winkd listening ...)").
+    @Test func theReconnectingLineNamesTheSocketOnce() throws {
+        let map = try InputMap.parse(Data(#"{"mappings": [{"event": "blink", "action": {"key": "KEY_B"}}]}"#.utf8))
+        var logs: [String] = []
+        let session = InputSession(
+            engine: MappingEngine(map: map, injector: PrintingInjector { _ in nil }),
+            connector: UnixSocketConnector(path: "/nonexistent/winkin.sock"),
+            sleep: { _ in }, log: { logs.append($0) }, shouldStop: { !logs.isEmpty })
+        _ = session.run(reconnect: true)
+        #expect(logs.first == "/nonexistent/winkin.sock: cannot connect (no winkd listening (is it running?)); "
+            + "reconnecting in 0.5 s", "\(logs)")
+    }
 }
