@@ -28,10 +28,14 @@ extension AnalyzerRow {
     ///   rotation and darkening: 0.7-0.75 / 0.5-0.55 with a 0.1-0.2 s cooldown all give no false wink and
     ///   18 of 20 made winks; 0.5 / 0.35 gave 3 false winks on Eyeblink8, 0.6 / 0.45 one; a factor 2 on the
     ///   other eye lost a made wink whose open eye flickered to 0.5; a 0.2 s hold gave a false wink.
-    ///   Once begun, a wink ends only after 0.15 s below exit (`endDelay`; 0.06 s before it has begun): a
-    ///   made wink of liveportrait_d3 whose closed eye read 0.3-0.44 for 4 frames was reported as two winks;
-    ///   0.1 s still split it, 0.15-0.2 s score every check alike, and a 0.15 s `releaseDelay` instead gave
-    ///   a false wink at CRF 38 (README, "Accuracy").
+    ///   Before it has begun, one frame below exit is forgiven and two end the onset (`releaseDelay` 0.03 s,
+    ///   one frame up to 33 fps): an onset whose value swings between the eyes (rolled-up eyes drawn into
+    ///   pcavs_vox_Audio, lids lowered while looking down under sensor noise) bridged 2-frame dips with 0.06 s
+    ///   and became a wink: 4 false winks fewer over the checks, 3 made winks fewer found under heavy noise
+    ///   (`--noise 8`, `--gain 0.4 --noise 4`), the rest alike. Once begun, a wink ends only after 0.15 s
+    ///   below exit (`endDelay`): a made wink of liveportrait_d3 whose closed eye read 0.3-0.44 for 4 frames
+    ///   was reported as two winks; 0.1 s still split it, 0.15-0.2 s score every check alike, and a 0.15 s
+    ///   `releaseDelay` instead gave a false wink at CRF 38 (README, "Accuracy").
     /// - `smile`: mean of both smile coefficients, held 0.15 s (a smile flickering across speech is not one).
     /// - `mouthOpen`: the jaw dropped (nose-chin distance, so a toothy smile does not count) with the lips
     ///   apart, for at least 0.25 s, so speech does not trigger it. The value is ARKit's open mouth,
@@ -54,12 +58,12 @@ extension AnalyzerRow {
             AnalyzerRow(
                 event: EventName.winkLeft, kind: .held, value: f("min(eyeBlinkLeft, 1 - 1.5 * eyeBlinkRight)"),
                 enter: 0.7, exit: 0.5, minDuration: 0.25, cooldown: 0.2,
-                suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.06,
+                suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.03,
                 endDelay: 0.15),
             AnalyzerRow(
                 event: EventName.winkRight, kind: .held, value: f("min(eyeBlinkRight, 1 - 1.5 * eyeBlinkLeft)"),
                 enter: 0.7, exit: 0.5, minDuration: 0.25, cooldown: 0.2,
-                suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.06,
+                suppressedBy: [EventName.blink, EventName.eyesClosed], gate: .eyes, releaseDelay: 0.03,
                 endDelay: 0.15),
             AnalyzerRow(
                 event: EventName.smile, kind: .held, value: f("(mouthSmileLeft + mouthSmileRight) / 2"),

@@ -310,6 +310,26 @@ struct AnalyzerTableTests {
         #expect(s.summary.filter { $0.hasPrefix("wink") } == ["winkLeft:began@16", "winkLeft:ended@60"], "\(s.summary)")
     }
 
+    /// Eyes rolled up (drawn into pcavs_vox_Audio_Source_00104 at 25 fps by make_gaze_clips.py, frames 40-80):
+    /// the left eye read closed, the right 0.03-0.44, and the wink value swung around exit in 2-frame dips
+    /// that the wink rows' 0.06 s release delay bridged: a false winkLeft at 65. Two frames below exit end an
+    /// onset now (0.03 s).
+    @Test func anOnsetWhoseOtherEyeDipsForTwoFramesIsNotAWink() {
+        let left: [Float] = [
+            0.76, 0.59, 0.26, 0.33, 0.11, 0.05, 0.04, 0.01, 0.06, 0.03, 0.04, 0.04, 0.01, 0.00, 0.02, 0.02, 0.00,
+            0.04, 0.92, 0.84, 0.86, 0.91, 0.76, 0.88, 0.92, 0.86, 0.91, 0.87, 0.78, 0.93, 0.90, 0.91, 0.67, 0.73,
+            0.90, 0.79, 0.92, 0.77, 0.42, 0.74, 0.70,
+        ]
+        let right: [Float] = [
+            0.60, 0.31, 0.36, 0.13, 0.04, 0.00, 0.00, 0.00, 0.00, 0.00, 0.02, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00,
+            0.00, 0.12, 0.36, 0.34, 0.27, 0.44, 0.41, 0.22, 0.03, 0.17, 0.56, 0.62, 0.56, 0.53, 0.74, 0.32, 0.37,
+            0.18, 0.33, 0.56, 0.57, 0.60, 0.53, 0.67,
+        ]
+        var s = Script(AnalyzerRow.defaultTable)
+        for (l, r) in zip(left, right) { s.feed([(.eyeBlinkLeft, l), (.eyeBlinkRight, r)], seconds: 1.0 / 25) }
+        #expect(!s.summary.contains { $0.hasPrefix("wink") }, "\(s.summary)")
+    }
+
     @Test func defaultTableIsValid() {
         for row in AnalyzerRow.defaultTable { #expect(row.validate().isEmpty) }
         let bad = AnalyzerRow(event: "x", value: jaw, enter: 0.3, exit: 0.5, minDuration: 1, maxDuration: 0.5)

@@ -126,7 +126,7 @@ struct AnalyzePlotTests {
         #expect(
             wink.subtitle.split(separator: "\n").map(String.init) == [
                 "min(eyeBlinkLeft, (1.0 - (1.5 * eyeBlinkRight)))", "enter 0.7  exit 0.5  min 0.25 s",
-                "releaseDelay 0.06 s  endDelay 0.15 s  cooldown 0.2 s", "suppressedBy blink, eyesClosed",
+                "releaseDelay 0.03 s  endDelay 0.15 s  cooldown 0.2 s", "suppressedBy blink, eyesClosed",
             ])
         #expect(
             try lane("blink").subtitle.split(separator: "\n").dropFirst().map(String.init) == [
