@@ -478,20 +478,20 @@ struct EventServerSocketTests {
     /// bytes a second): it took bytes all along, yet after a minute or so it was disconnected as "not reading"
     /// and never got a `dropped` line. The kernel frees a unix socket's write memory one sent chunk at a time,
     /// once the peer has read all of it, and winkd sent up to 64 KiB at once: a slow reader freed nothing for
-    /// longer than the write timeout. Sends are 4 KiB at most now (here: a timeout of 1 s, a reader of 10 KB a
-    /// second, who frees a 4 KiB chunk every 0.4 s and a 16 KiB one every 1.6 s).
+    /// longer than the write timeout. Sends are 4 KiB at most now (here: a timeout of 2 s, a reader of 5 KB a
+    /// second, who frees a 4 KiB chunk every 0.8 s and a 36 KiB one every 7 s).
     @Test func aClientReadingSlowerThanTheStreamStaysAndLearnsOfTheLinesItLost() throws {
         let sandbox = Sandbox()
-        let server = try makeServer(sandbox, options: .init(queueCapacity: 1024, writeTimeout: 1))
+        let server = try makeServer(sandbox, options: .init(queueCapacity: 1024, writeTimeout: 2))
         defer { server.stop() }
         let fd = try LinuxSocketSyscalls().connect(path: sandbox.socket)
         defer { LinuxSocketSyscalls().close(fd) }
         #expect(Self.waitUntil { server.clientCount == 1 })
         let publishing = DispatchSemaphore(value: 0)
         let publisher = Thread {
-            // About 200 KB a second (20 event lines every 10 ms) for 4 s, twenty times what the client reads:
+            // About 200 KB a second (20 event lines every 10 ms) for 6 s, forty times what the client reads:
             // the socket buffer is full within a second and a long queue waits behind it.
-            let end = Date().addingTimeInterval(4)
+            let end = Date().addingTimeInterval(6)
             var frame = 0
             while Date() < end {
                 for _ in 0..<20 {
@@ -503,7 +503,7 @@ struct EventServerSocketTests {
             publishing.signal()
         }
         publisher.start()
-        let (types, closed) = Self.readSlowly(fd, seconds: 4, chunk: 1000, interval: 0.1)
+        let (types, closed) = Self.readSlowly(fd, seconds: 6, chunk: 500, interval: 0.1)
         #expect(publishing.wait(timeout: .now() + 10) == .success)
         #expect(!closed, "the slow reader was disconnected after \(types.count) lines")
         #expect(server.clientCount == 1)
@@ -517,13 +517,13 @@ struct EventServerSocketTests {
     /// this pace): the send tried at the write timeout finds the room a 4 KiB chunk read whole left.
     @Test func aClientReadingABurstSlowlyStays() throws {
         let sandbox = Sandbox()
-        let server = try makeServer(sandbox, options: .init(queueCapacity: 1024, writeTimeout: 1))
+        let server = try makeServer(sandbox, options: .init(queueCapacity: 1024, writeTimeout: 2))
         defer { server.stop() }
         let fd = try LinuxSocketSyscalls().connect(path: sandbox.socket)
         defer { LinuxSocketSyscalls().close(fd) }
         #expect(Self.waitUntil { server.clientCount == 1 })
         for frame in 0..<4000 { server.publish(event: Self.event("smile", frame: frame)) }  // about 440 KB
-        let (types, closed) = Self.readSlowly(fd, seconds: 3, chunk: 1000, interval: 0.1)
+        let (types, closed) = Self.readSlowly(fd, seconds: 5, chunk: 1000, interval: 0.1)
         #expect(!closed, "the slow reader was disconnected after \(types.count) lines")
         #expect(server.clientCount == 1)
         let sawDropped = types.contains("dropped")
