@@ -56,8 +56,8 @@ public struct AnalyzerRow: Sendable, Equatable {
     /// The face-quality gate the row needs.
     public var gate: Gate
     /// Seconds the value must stay below `exit` before the expression counts as released (a debounce:
-    /// a single noisy frame inside a held wink does not end it). Durations still end at the first frame
-    /// below `exit`.
+    /// a single noisy frame does not end an onset, nor, without `endDelay`, a held expression). Durations
+    /// still end at the first frame below `exit`.
     public var releaseDelay: Double
     /// Seconds the value of a held expression that has begun must stay below `exit` before it ends; nil:
     /// `releaseDelay`. Longer than `releaseDelay` for a deliberate hold: a wink that has begun is not split

@@ -50,8 +50,7 @@ public final class AnalyzerTable {
         /// latched.
         public var onset: Double?
         /// Seconds: when the value first dropped below `exit` while the row waits out `releaseDelay` (or
-        /// `endDelay`); nil
-        /// otherwise.
+        /// `endDelay`); nil otherwise.
         public var releaseSince: Double?
         /// What kept the row from starting this frame, or cancelled its pending start; nil when nothing did
         /// (or the value was below `enter`).
