@@ -41,8 +41,14 @@ public final class EventServer: @unchecked Sendable {
         /// its source for), unless it subscribed before. `winkctl status` connects, asks and leaves within
         /// milliseconds: it opened the camera, or played a short recording to its end, for nobody.
         public var listenDelay: Double = 0.25
+        /// Each client socket's send buffer (`SO_SNDBUF`, which the kernel doubles: 64 KiB); nil keeps the
+        /// kernel's default. It holds what a slow client reads late, before it learns of the lines it lost:
+        /// Linux's default (212,992 bytes, doubled) held about 1,000 coefficient lines, 35 s of them, and a
+        /// slow reader's lines stayed that old. 64 KiB is many times a frame's lines.
+        public var sendBufferSize: Int32? = 32768
 
-        /// Options; the times are in seconds. `backlog` and `listenDelay` keep their defaults (set them afterwards).
+        /// Options; the times are in seconds. `backlog`, `listenDelay` and `sendBufferSize` keep their defaults
+        /// (set them afterwards).
         public init(mode: UInt32 = 0o600, maximumClients: Int = 64, queueCapacity: Int = 256,
                     writeTimeout: Double = 5, heartbeatInterval: Double = 10, byeGracePeriod: Double = 1) {
             self.mode = mode
@@ -311,10 +317,10 @@ public final class EventServer: @unchecked Sendable {
         enqueue(bytes) { $0.analyzers }
     }
 
-    /// Queues a status line for every client.
+    /// Queues a status line for every client (kept in a full queue: `BoundedLineQueue`).
     public func publish(status: StatusLine) {
         guard let bytes = encodeForPublish(status) else { return }
-        enqueue(bytes) { _ in true }
+        enqueue(bytes, keep: true) { _ in true }
     }
 
     private func encodeForPublish<T: Encodable>(_ value: T) -> [UInt8]? {
@@ -332,13 +338,13 @@ public final class EventServer: @unchecked Sendable {
         return Array(data)
     }
 
-    private func enqueue(_ bytes: [UInt8], to filter: (Subscription) -> Bool) {
+    private func enqueue(_ bytes: [UInt8], keep: Bool = false, to filter: (Subscription) -> Bool) {
         let now = monotonicSeconds()
         lock.lock()
         defer { lock.unlock() }
         guard !closed else { return }
         for client in clients.values where !client.byeQueued && filter(client.subscription) {
-            client.push(bytes, now: now)
+            client.push(bytes, now: now, keep: keep)
         }
         wakeLocked()
     }
@@ -469,6 +475,8 @@ public final class EventServer: @unchecked Sendable {
                 return
             }
             let peer = syscalls.peerCredentials(fd)
+            // Best effort: a socket that refuses keeps the kernel's default (more lines late, none lost).
+            if let size = options.sendBufferSize { try? syscalls.setSendBufferSize(fd, bytes: size) }
             lock.lock()
             let connected = clients.count
             lock.unlock()
@@ -497,7 +505,7 @@ public final class EventServer: @unchecked Sendable {
             let now = monotonicSeconds()
             let client = Client(id: nextClientID, fd: fd, peer: peer, capacity: options.queueCapacity, now: now)
             nextClientID += 1
-            client.push(lock.withLock { announced.hello }, now: now)
+            client.push(lock.withLock { announced.hello }, now: now, keep: true)
             lock.lock()
             clients[client.id] = client
             lock.unlock()
@@ -552,8 +560,8 @@ public final class EventServer: @unchecked Sendable {
                 lock.lock()
                 client.subscription = subscription  // written only here, on the server thread
                 // The reply, then the table, before any line sent under the new subscription.
-                if let okLine { client.push(Array(okLine), now: now) }
-                if subscription.analyzers, let analyzersLine { client.push(analyzersLine, now: now) }
+                if let okLine { client.push(Array(okLine), now: now, keep: true) }
+                if subscription.analyzers, let analyzersLine { client.push(analyzersLine, now: now, keep: true) }
                 client.hasQueued = true
                 lock.unlock()
                 log?(.debug, "client \(client.id) subscribed to "
@@ -584,7 +592,7 @@ public final class EventServer: @unchecked Sendable {
         guard let data = try? encoder.line(value) else { return }
         let now = monotonicSeconds()
         lock.lock()
-        client.push(Array(data), now: now)
+        client.push(Array(data), now: now, keep: true)
         client.hasQueued = true
         lock.unlock()
     }
@@ -691,7 +699,7 @@ public final class EventServer: @unchecked Sendable {
             let now = monotonicSeconds()
             lock.lock()
             for client in order where !client.byeQueued {
-                client.push(Array(bye), now: now)
+                client.push(Array(bye), now: now, keep: true)
                 client.byeQueued = true
             }
             for client in order { client.hasQueued = true }
@@ -767,13 +775,13 @@ private final class Client {
     /// Whether bytes wait to be written (half-written buffer or queued lines).
     var hasOutput: Bool { outOffset < out.count || hasQueued }
 
-    /// Appends a line (caller holds the lock).
-    func push(_ line: [UInt8], now: Double) {
+    /// Appends a line (caller holds the lock); `keep`: see `BoundedLineQueue`.
+    func push(_ line: [UInt8], now: Double, keep: Bool = false) {
         if idle {
             idle = false
             progressMark = now
         }
-        queue.push(line)
+        queue.push(line, keep: keep)
     }
 }
 
@@ -804,7 +812,7 @@ extension EventServer {
                 analyzersLine = omitted
                 describesRows = false
             }
-            enqueue(omitted) { $0.analyzers }
+            enqueue(omitted, keep: true) { $0.analyzers }
             throw EventServerError(.tooManyEvents, subject: "analyzer table", reason: reason)
         }
         let bytes = Array(data)
@@ -812,6 +820,6 @@ extension EventServer {
             analyzersLine = bytes
             describesRows = true
         }
-        enqueue(bytes) { $0.analyzers }
+        enqueue(bytes, keep: true) { $0.analyzers }
     }
 }

@@ -25,6 +25,8 @@ public protocol SocketSyscalls: Sendable {
     /// `send(2)` with `MSG_NOSIGNAL | MSG_DONTWAIT`: bytes sent, 0 when the socket buffer is full
     /// (`EAGAIN`). A closed peer gives `EPIPE`, never `SIGPIPE`.
     func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int
+    /// `setsockopt(2)` `SO_SNDBUF` to `bytes` (socket(7): the kernel doubles it for its own bookkeeping).
+    func setSendBufferSize(_ fd: Int32, bytes: Int32) throws(Errno)
     /// `read(2)` into `buffer`: bytes read, 0 at end of file, nil when nothing is available (`EAGAIN`).
     func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int?
     /// `write(2)` of `bytes` (the server's wake pipe): bytes written.
@@ -107,6 +109,14 @@ public struct LinuxSocketSyscalls: SocketSyscalls {
             return try valueOrErrno(retryOnInterrupt: true) { cws_send_nosignal(fd, base, bytes.count) }
         } catch where error.wouldBlock {
             return 0
+        }
+    }
+
+    /// `setsockopt(SO_SNDBUF)`. - Throws: its `Errno`.
+    public func setSendBufferSize(_ fd: Int32, bytes: Int32) throws(Errno) {
+        var value = bytes
+        _ = try valueOrErrno(retryOnInterrupt: true) {
+            Glibc.setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &value, socklen_t(MemoryLayout<Int32>.size))
         }
     }
 

@@ -49,11 +49,14 @@ public struct Subscription: Equatable, Sendable {
     }
 }
 
-/// A FIFO of encoded lines with a fixed capacity: pushing onto a full queue drops the oldest line and
-/// counts it. Not thread-safe (the server guards each client's queue with its lock).
+/// A FIFO of encoded lines with a fixed capacity: pushing onto a full queue drops the oldest line that is
+/// not kept, and counts it. Kept lines (`status`, `analyzers`, answers, `bye`) say what the lines after them
+/// mean or what changed once: a slow client that lost the `analyzers` line of a reload went on reading rows
+/// against the old table without a sign. Only a queue of nothing but kept lines drops its oldest kept one.
+/// Not thread-safe (the server guards each client's queue with its lock).
 struct BoundedLineQueue {
     let capacity: Int
-    private var storage: [[UInt8]] = []
+    private var storage: [(bytes: [UInt8], keep: Bool)] = []
     private var head = 0
     /// Lines dropped since the count was last taken with `takeDroppedCount()`.
     private(set) var droppedCount = 0
@@ -66,12 +69,16 @@ struct BoundedLineQueue {
     var count: Int { storage.count - head }
     var isEmpty: Bool { count == 0 }
 
-    mutating func push(_ line: [UInt8]) {
+    mutating func push(_ line: [UInt8], keep: Bool = false) {
         if count >= capacity {
-            head += 1
+            if let i = storage[head...].firstIndex(where: { !$0.keep }), i != head {
+                storage.remove(at: i)
+            } else {
+                head += 1
+            }
             droppedCount += 1
         }
-        storage.append(line)
+        storage.append((line, keep))
         if head > 64 && head * 2 > storage.count {
             storage.removeFirst(head)
             head = 0
@@ -80,7 +87,7 @@ struct BoundedLineQueue {
 
     mutating func popFirst() -> [UInt8]? {
         guard head < storage.count else { return nil }
-        let line = storage[head]
+        let line = storage[head].bytes
         head += 1
         if head == storage.count {
             storage.removeAll(keepingCapacity: true)
@@ -89,7 +96,7 @@ struct BoundedLineQueue {
         return line
     }
 
-    var first: [UInt8]? { head < storage.count ? storage[head] : nil }
+    var first: [UInt8]? { head < storage.count ? storage[head].bytes : nil }
 
     mutating func takeDroppedCount() -> Int {
         defer { droppedCount = 0 }

@@ -530,6 +530,61 @@ struct EventServerSocketTests {
         #expect(sawDropped, "\(types.count) lines, none of them dropped")
     }
 
+    /// A status line published while a slow client's queue overflows reaches it (the events around it are
+    /// what it loses).
+    @Test func aStatusLineOutlivesAnOverflowingQueue() throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox, options: .init(queueCapacity: 16, writeTimeout: 10))
+        defer { server.stop() }
+        let client = try EventClient(path: sandbox.socket)
+        #expect(Self.waitUntil { server.clientCount == 1 })
+        for frame in 0..<3000 { server.publish(event: Self.event("blink", frame: frame)) }
+        server.publish(status: StatusLine(state: .reloadOk, message: "configuration reloaded"))
+        for frame in 3000..<6000 { server.publish(event: Self.event("blink", frame: frame)) }
+        var types: [String] = []
+        var last = -1
+        while last < 5999, let line = try client.nextLine(timeout: 1) {
+            let fields = Self.fields(line)
+            types.append(fields["type"] as? String ?? "?")
+            if let frame = fields["frame"] as? Int { last = frame }
+        }
+        #expect(last == 5999)
+        #expect(types.contains("dropped"))
+        #expect(types.filter { $0 == "status" }.count == 1, "the reload_ok line was lost")
+    }
+
+    /// A helper's finding: a slow reader's lines were about 35 s old (the kernel's default send buffer held
+    /// some 1,000 coefficient lines before any was dropped). Each client's buffer is 64 KiB now: a client that
+    /// reads nothing while a flood is published has at most that much and a piece waiting in its socket
+    /// (`FIONREAD`).
+    @Test func aClientsSendBufferHoldsLittleOfTheStream() throws {
+        func inFlightAfterAFlood(sendBufferSize: Int32?) throws -> Int32 {
+            let sandbox = Sandbox()
+            var options = EventServer.Options(queueCapacity: 1024, writeTimeout: 10)
+            options.sendBufferSize = sendBufferSize
+            let server = try makeServer(sandbox, options: options)
+            defer { server.stop() }
+            let fd = try LinuxSocketSyscalls().connect(path: sandbox.socket)
+            defer { LinuxSocketSyscalls().close(fd) }
+            #expect(Self.waitUntil { server.clientCount == 1 })
+            for frame in 0..<6000 { server.publish(event: Self.event("blink", frame: frame)) }
+            var waiting: Int32 = 0
+            var last: Int32 = -1
+            // Until the server has filled the socket (the amount stops growing).
+            while waiting != last {
+                last = waiting
+                usleep(200_000)
+                _ = ioctl(fd, UInt(FIONREAD), &waiting)
+            }
+            return waiting
+        }
+        let shipped = try inFlightAfterAFlood(sendBufferSize: EventServer.Options().sendBufferSize)
+        let kernelDefault = try inFlightAfterAFlood(sendBufferSize: nil)
+        // The kernel takes a send while the socket's memory is under its buffer size, so at most one 4 KiB piece
+        // goes over 64 KiB (about 106 KB waited with the default here).
+        #expect(shipped < 65536 + 4096, "\(shipped) bytes waiting, \(kernelDefault) with the kernel's default")
+    }
+
     @Test func abruptlyClosedClientDoesNotDisturbTheServer() throws {
         let sandbox = Sandbox()
         let server = try makeServer(sandbox)

@@ -214,6 +214,22 @@ struct BoundedLineQueueTests {
         #expect(q.popFirst() == [UInt8(999 % 256)])
         #expect(q.popFirst() == nil)
     }
+
+    /// A helper's finding: a slow client lost the `analyzers` line of a reload (and its `reload_ok`) like any
+    /// other line, and read rows against the old table without a sign. Kept lines stay; the oldest other line
+    /// goes instead, and only a queue of nothing but kept lines drops a kept one.
+    @Test func keptLinesOutliveTheLinesAroundThem() {
+        var q = BoundedLineQueue(capacity: 3)
+        q.push([1])
+        q.push([100], keep: true)
+        for i: UInt8 in 2...6 { q.push([i]) }
+        #expect(q.takeDroppedCount() == 4)
+        #expect([q.popFirst(), q.popFirst(), q.popFirst(), q.popFirst()] == [[100], [5], [6], nil])
+        var kept = BoundedLineQueue(capacity: 2)
+        for i: UInt8 in 1...3 { kept.push([i], keep: true) }
+        #expect(kept.takeDroppedCount() == 1)
+        #expect([kept.popFirst(), kept.popFirst()] == [[2], [3]])
+    }
 }
 
 struct ServerLineTests {
