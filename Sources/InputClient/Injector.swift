@@ -41,9 +41,12 @@ public final class PrintingInjector: Injector {
     static func shown(_ argument: String) -> String {
         let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-".unicodeScalars)
         if !argument.isEmpty && argument.unicodeScalars.allSatisfy(safe.contains) { return argument }
-        let control = argument.unicodeScalars.contains { scalar in
-            scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}"
+        // Control characters, and invisible ones that change how a line looks (a zero-width space, a
+        // right-to-left override): escaped, so the printed line shows what would run.
+        func hidden(_ scalar: Unicode.Scalar) -> Bool {
+            [.control, .format, .lineSeparator, .paragraphSeparator].contains(scalar.properties.generalCategory)
         }
+        let control = argument.unicodeScalars.contains(where: hidden)
         guard control else { return "'" + argument.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }
         var out = "$'"
         for scalar in argument.unicodeScalars {
@@ -53,8 +56,9 @@ public final class PrintingInjector: Injector {
             case "\t": out += #"\t"#
             case "\\": out += #"\\"#
             case "'": out += #"\'"#
-            case _ where scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}":
-                out += String(format: scalar.value < 0x100 ? "\\x%02x" : "\\u%04x", scalar.value)
+            case _ where hidden(scalar):
+                // \x only below 0x80: bash reads $'\x85' as the byte 0x85, not U+0085.
+                out += String(format: scalar.value < 0x80 ? "\\x%02x" : "\\u%04x", scalar.value)
             default: out.unicodeScalars.append(scalar)
             }
         }

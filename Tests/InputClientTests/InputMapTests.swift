@@ -159,6 +159,7 @@ struct InputMapTests {
     @Test func aDryRunQuotesCommandsAsAShellReadsThemBack() throws {
         let arguments = [
             "sh", "-c", "echo \"$1\"", "$(touch PWNED) `id` it's", "tab\there", "bell\u{7}", "", "a/b.c:d=e",
+            "nel\u{85}", "rtl\u{202E}x", "zw\u{200B}", "é",
         ]
         var lines: [String] = []
         let printer = PrintingInjector { lines.append($0); return nil }
@@ -166,12 +167,13 @@ struct InputMapTests {
         #expect(lines.count == 1)
         #expect(
             lines.first == #"run sh -c 'echo "$1"' '$(touch PWNED) `id` it'\''s' $'tab\there' $'bell\x07' '' "#
-                + "a/b.c:d=e", "\(lines)")
+                + #"a/b.c:d=e $'nel\u0085' $'rtl\u202ex' $'zw\u200b' 'é'"#, "\(lines)")
         // bash reads the line back into the same arguments (printf prints each between < and >).
         let line = try #require(lines.first).dropFirst("run ".count)
         let bash = Process()
         bash.executableURL = URL(fileURLWithPath: "/bin/bash")
         bash.arguments = ["-c", "printf '<%s>' " + line]
+        bash.environment = ["LC_ALL": "C.UTF-8"]  // $'\u....' needs a UTF-8 locale
         let out = Pipe()
         bash.standardOutput = out
         try bash.run()

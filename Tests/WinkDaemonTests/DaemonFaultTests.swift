@@ -111,6 +111,7 @@ struct DaemonFaultTests {
         let warned = recorder.logs.contains { $0.level == .warning && $0.text.hasPrefix("status camera_busy \(camera.path)") }
         #expect(warned)
         #expect(FramePublisher.logLevel(of: .overlayOutputFailed) == .warning)
+        #expect(FramePublisher.logLevel(of: .sourceFailed) == .warning, "a camera that cannot be opened (helper-34)")
         #expect(FramePublisher.logLevel(of: .overlayOutputOpened) == .info)
         camera.setOpenError(nil)
         camera.script(Array(repeating: .frame(), count: 5))

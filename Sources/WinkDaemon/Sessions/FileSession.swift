@@ -55,8 +55,8 @@ final class FileSession: SourceSession {
             // holding a key for `smile` must see it end.
             publisher.endFace()
             let message = describeError(error)
-            publisher.log(.warning, message)
-            // The line names the source already; the message says only what is wrong with it.
+            // The line names the source already; the message says only what is wrong with it (logged as a
+            // warning with the status line).
             let reason = message.hasPrefix(path + ": ") ? String(message.dropFirst(path.count + 2)) : message
             publisher.publish(status: StatusLine(state: .sourceFailed, source: path, message: reason))
             host.signals.wait(seconds: backoff)

@@ -71,11 +71,12 @@ final class FramePublisher: @unchecked Sendable {
     }
 
     /// The level a status line is logged at: warning where something the user set up does not work (the
-    /// camera in use by another program, unplugged or silent; the overlay output device failed), so a log
-    /// read at warning shows it; info for the rest (a virtual camera that failed was logged at info, unseen).
+    /// source failed; the camera in use by another program, unplugged or silent; the overlay output device
+    /// failed), so a log read at warning shows it; info for the rest (a virtual camera that failed, or a
+    /// camera that could not be opened, was logged at info, unseen).
     static func logLevel(of state: StatusState) -> EventServer.LogLevel {
         switch state {
-        case .cameraBusy, .cameraUnplugged, .cameraStalled, .overlayOutputFailed: .warning
+        case .sourceFailed, .cameraBusy, .cameraUnplugged, .cameraStalled, .overlayOutputFailed: .warning
         default: .info
         }
     }
