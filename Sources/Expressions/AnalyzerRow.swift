@@ -132,7 +132,14 @@ public struct AnalyzerRow: Sendable, Equatable {
         }
         // Compared, not `(0...exit).contains`: a range with a negative `exit` traps (it crashed winkd on a
         // configuration `{"event": "blink", "exit": -0.1}`, also on a SIGHUP reload).
-        if let r = rearm, !(r >= 0 && r <= exit) { say("rearm", "a number in 0...exit (\(plainNumber(exit)))", r) }
+        // Against an exit out of range (already a problem), only rearm's own range is checked.
+        if let r = rearm {
+            if (0...1).contains(exit) {
+                if !(r >= 0 && r <= exit) { say("rearm", "a number in 0...exit (\(plainNumber(exit)))", r) }
+            } else if !(0...1).contains(r) {
+                say("rearm", "a number in 0...1", r)
+            }
+        }
         if kind == .oneShot && maxDuration == nil {
             problems.append(("maxDuration", "a oneShot row needs one"))
         }

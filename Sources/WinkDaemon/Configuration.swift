@@ -204,9 +204,11 @@ public struct Configuration: Sendable {
         }
         // Where each row named in the file stands in its list, so that every problem names a row the same way.
         var given: [String: Int] = [:]
-        // New rows that give no `exit`: it defaults to `enter`, whose problem alone is reported (not an exit the
-        // file never wrote).
+        // Rows whose `exit` follows `enter` (a new row without one, or `"exit": null`): enter's problem alone is
+        // reported, not an exit the file never wrote. Default rows changed without an `exit`: an enter below
+        // the default's exit is enter's problem.
         var exitFollowsEnter: Set<String> = []
+        var defaultExitKept: Set<String> = []
         func shown(_ event: String) -> String { event.count > 64 ? event.prefix(64) + "..." : event }
         func label(_ event: String) -> String {
             given[event].map { "analyzers[\($0)] (\(shown(event)))" } ?? "analyzers (the default row '\(shown(event))')"
@@ -232,11 +234,14 @@ public struct Configuration: Sendable {
                         }
                         if let j = rows.firstIndex(where: { $0.event == name }) {
                             rows[j] = try merge(rows[j], with: object, knownKeys: AnalyzerRow.keys)
+                            if object["exit"] == nil { defaultExitKept.insert(name) }
                         } else {
                             rows.append(
                                 try JSONDecoder().decode(
                                     AnalyzerRow.self, from: JSONSerialization.data(withJSONObject: object)))
-                            if object["exit"] == nil { exitFollowsEnter.insert(name) }
+                        }
+                        if object["exit"] is NSNull || (object["exit"] == nil && !defaultExitKept.contains(name)) {
+                            exitFollowsEnter.insert(name)
                         }
                     } catch {
                         let field = unfitNumber(in: object)
@@ -252,6 +257,11 @@ public struct Configuration: Sendable {
             var found = row.fieldProblems()
             if exitFollowsEnter.contains(row.event), found.contains(where: { $0.field == "enter" }) {
                 found.removeAll { $0.field == "exit" }
+            }
+            if defaultExitKept.contains(row.event),
+                let k = found.firstIndex(where: { $0.field == "exit" && $0.problem.hasPrefix("expected at most") }) {
+                found[k] = ("enter", "expected at least exit (\(plainNumber(row.exit)), the default row's; give "
+                    + "exit too), got \(plainNumber(row.enter))")
             }
             problems += found.map { "\(label(row.event)).\($0.field): \($0.problem)" }
         }

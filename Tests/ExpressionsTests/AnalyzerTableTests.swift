@@ -334,14 +334,17 @@ struct AnalyzerTableTests {
         for row in AnalyzerRow.defaultTable { #expect(row.validate().isEmpty) }
         let bad = AnalyzerRow(event: "x", value: jaw, enter: 0.3, exit: 0.5, minDuration: 1, maxDuration: 0.5)
         #expect(bad.validate().count == 2)
-        // A negative exit with a rearm level (the default blink row's 0.4) is two problems, not a trap: a
-        // newcomer's `{"event": "blink", "exit": -0.1}` crashed winkd, also on a SIGHUP reload.
+        // A negative exit with a rearm level (the default blink row's 0.4) is a problem, not a trap: a
+        // newcomer's `{"event": "blink", "exit": -0.1}` crashed winkd, also on a SIGHUP reload. The rearm is
+        // not blamed for the exit's fault (helper-34), unless it is out of range itself.
         let negative = AnalyzerRow(event: "blink", value: jaw, enter: 0.8, exit: -0.1, rearm: 0.4)
+        #expect(negative.validate() == ["row 'blink': exit: expected a number in 0...1, got -0.1"])
+        let both = AnalyzerRow(event: "blink", value: jaw, enter: 0.8, exit: -0.1, rearm: 2)
         #expect(
-            negative.validate() == [
+            both.validate() == [
                 "row 'blink': exit: expected a number in 0...1, got -0.1",
-                "row 'blink': rearm: expected a number in 0...exit (-0.1), got 0.4",
-            ], "\(negative.validate())")
+                "row 'blink': rearm: expected a number in 0...1, got 2",
+            ], "\(both.validate())")
         // Numbers are written as configuration problems write them elsewhere: `-1`, not Float's `-1.0`.
         let whole = AnalyzerRow(event: "x", value: jaw, enter: 2, exit: 0.5, cooldown: -1)
         #expect(

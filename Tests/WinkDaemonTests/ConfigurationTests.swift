@@ -101,6 +101,17 @@ struct ConfigurationTests {
             == "c.json: analyzers[0] (squint).exit: expected a number in 0...1, got 3")
         #expect(problems(#"{"analyzers": [{"event": "squint", "value": "eyeBlinkLeft", "enter": 0.5, "exit": 0.6}]}"#)
             == "c.json: analyzers[0] (squint).exit: expected at most enter (0.5), got 0.6")
+        // helper-34: the same through a null exit, a rearm against the exit that followed a bad enter, and a
+        // default row's enter lowered below its default exit (the message blamed the exit).
+        #expect(problems(#"{"analyzers": [{"event": "squint", "value": "eyeBlinkLeft", "enter": 2, "exit": null}]}"#)
+            == "c.json: analyzers[0] (squint).enter: expected a number in 0...1, got 2")
+        #expect(problems(#"{"analyzers": [{"event": "x", "value": "eyeBlinkLeft", "enter": -1, "rearm": 0.1}]}"#)
+            == "c.json: analyzers[0] (x).enter: expected a number in 0...1, got -1")
+        #expect(problems(#"{"analyzers": [{"event": "winkLeft", "enter": 0.3}]}"#)
+            == "c.json: analyzers[0] (winkLeft).enter: expected at least exit (0.5, the default row's; give exit "
+                + "too), got 0.3")
+        #expect(problems(#"{"analyzers": [{"event": "winkLeft", "enter": 0.3, "exit": 0.4}]}"#)
+            == "c.json: analyzers[0] (winkLeft).exit: expected at most enter (0.3), got 0.4")
     }
 
     /// The default wink rows hold a begun wink through 0.15 s below exit (`endDelay`); a file may change it,
