@@ -179,7 +179,7 @@ public struct TimelinePlot: Sendable {
         ],
         [
             .init(name: "pending (minDuration)", colour: Colour.pending),
-            .init(name: "releaseDelay", colour: Colour.release), .init(name: "cooldown", colour: Colour.cooldown),
+            .init(name: "release delay", colour: Colour.release), .init(name: "cooldown", colour: Colour.cooldown),
             .init(name: "blocked (suppressedBy, cooldown, gate)", colour: Colour.blocked),
             .init(name: "faceFound", colour: Colour.faceFound), .init(name: "faceLost", colour: Colour.faceLost),
             .init(name: "no face", colour: Colour.noFace),

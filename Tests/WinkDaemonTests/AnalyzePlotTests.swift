@@ -134,7 +134,7 @@ struct AnalyzePlotTests {
             ])
         let legend = TimelinePlot.legend.flatMap { $0.map(\.name) }
         for name in [
-            "pending (minDuration)", "releaseDelay", "cooldown", "blocked (suppressedBy, cooldown, gate)",
+            "pending (minDuration)", "release delay", "cooldown", "blocked (suppressedBy, cooldown, gate)",
             "faceFound", "faceLost", "no face",
         ] {
             #expect(legend.contains(name))
