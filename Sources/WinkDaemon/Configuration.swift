@@ -232,16 +232,18 @@ public struct Configuration: Sendable {
                         if let unknown = object.keys.sorted().first(where: { !AnalyzerRow.keys.contains($0) }) {
                             throw UnknownKey(key: unknown, known: AnalyzerRow.keys.sorted())
                         }
-                        if let j = rows.firstIndex(where: { $0.event == name }) {
+                        let j = rows.firstIndex { $0.event == name }
+                        if let j {
                             rows[j] = try merge(rows[j], with: object, knownKeys: AnalyzerRow.keys)
-                            if object["exit"] == nil { defaultExitKept.insert(name) }
                         } else {
                             rows.append(
                                 try JSONDecoder().decode(
                                     AnalyzerRow.self, from: JSONSerialization.data(withJSONObject: object)))
                         }
-                        if object["exit"] is NSNull || (object["exit"] == nil && !defaultExitKept.contains(name)) {
-                            exitFollowsEnter.insert(name)
+                        switch object["exit"] {
+                        case nil where j != nil: defaultExitKept.insert(name)
+                        case nil, is NSNull: exitFollowsEnter.insert(name)
+                        default: break
                         }
                     } catch {
                         let field = unfitNumber(in: object)
@@ -258,10 +260,11 @@ public struct Configuration: Sendable {
             if exitFollowsEnter.contains(row.event), found.contains(where: { $0.field == "enter" }) {
                 found.removeAll { $0.field == "exit" }
             }
-            if defaultExitKept.contains(row.event),
-                let k = found.firstIndex(where: { $0.field == "exit" && $0.problem.hasPrefix("expected at most") }) {
-                found[k] = ("enter", "expected at least exit (\(plainNumber(row.exit)), the default row's; give "
-                    + "exit too), got \(plainNumber(row.enter))")
+            // The default's exit above a valid enter the file lowered: the one problem is the enter's.
+            if defaultExitKept.contains(row.event), (0...1).contains(row.enter), row.exit > row.enter {
+                found.removeAll { $0.field == "exit" }
+                found.append(("enter", "expected at least exit (\(plainNumber(row.exit)), the default row's; give "
+                    + "exit too), got \(plainNumber(row.enter))"))
             }
             problems += found.map { "\(label(row.event)).\($0.field): \($0.problem)" }
         }
