@@ -200,12 +200,9 @@ public final class InputSession {
     /// How a connection ended, for a log line that already names `path` (a message that begins with it, as
     /// the connector's do, is not given it twice).
     static func describe(_ end: ConnectionEnd, path: String) -> String {
-        func own(_ message: String) -> String {
-            message.hasPrefix(path + ": ") ? String(message.dropFirst(path.count + 2)) : message
-        }
-        return switch end {
-        case .connectFailed(let message): "cannot connect (\(own(message)))"
-        case .notWinkd(let message): "not a winkd socket (\(own(message)))"
+        switch end {
+        case .connectFailed(let message): "cannot connect (\(describeMessage(message, besides: path)))"
+        case .notWinkd(let message): "not a winkd socket (\(describeMessage(message, besides: path)))"
         case .bye(let reason): "daemon said bye (\(reason))"
         case .closed: "connection closed"
         case .silent(let seconds): "no line from winkd for \(plainNumber(seconds)) s (stalled?); keys let up"

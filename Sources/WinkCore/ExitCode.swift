@@ -102,6 +102,14 @@ public func describeError(_ error: Error, besides subject: String) -> String {
     return describeError(error)
 }
 
+/// A message's text where `subject` is already named beside it: "PATH: no such file" with `subject` PATH
+/// gives "no such file"; a message that does not start with the subject is returned whole. For messages that
+/// are text already (an error's text kept in a status or a connection's end); an error itself goes through
+/// `describeError(_:besides:)`.
+public func describeMessage(_ message: String, besides subject: String) -> String {
+    message.hasPrefix(subject + ": ") ? String(message.dropFirst(subject.count + 2)) : message
+}
+
 /// An error about one named thing (`SubjectError`), seen without its `Code` type.
 public protocol SubjectNaming {
     /// The file, device or socket path, or the part that failed.

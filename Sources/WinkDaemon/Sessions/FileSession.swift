@@ -57,7 +57,7 @@ final class FileSession: SourceSession {
             let message = describeError(error)
             // The line names the source already; the message says only what is wrong with it (logged as a
             // warning with the status line).
-            let reason = message.hasPrefix(path + ": ") ? String(message.dropFirst(path.count + 2)) : message
+            let reason = describeMessage(message, besides: path)
             publisher.publish(status: StatusLine(state: .sourceFailed, source: path, message: reason))
             host.signals.wait(seconds: backoff)
             backoff = min(backoff * 2, host.environment.backoffMaximum)
