@@ -474,6 +474,29 @@ struct EventServerSocketTests {
         return (types, closed)
     }
 
+    /// Runs `body` with a server of `options` and one raw client it has accepted; closes both after.
+    func withRawClient(_ options: EventServer.Options, _ body: (EventServer, Int32) throws -> Void) throws {
+        let sandbox = Sandbox()
+        let server = try makeServer(sandbox, options: options)
+        defer { server.stop() }
+        let fd = try LinuxSocketSyscalls().connect(path: sandbox.socket)
+        defer { LinuxSocketSyscalls().close(fd) }
+        #expect(Self.waitUntil { server.clientCount == 1 })
+        try body(server, fd)
+    }
+
+    /// What a slow reader must see: still connected, and told (`dropped`) that lines were lost.
+    static func expectStayedAndToldOfLoss(
+        _ read: (types: [String], closed: Bool), _ server: EventServer,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(!read.closed, "the slow reader was disconnected after \(read.types.count) lines",
+                sourceLocation: sourceLocation)
+        #expect(server.clientCount == 1, sourceLocation: sourceLocation)
+        let sawDropped = read.types.contains("dropped")
+        #expect(sawDropped, "\(read.types.count) lines, none of them dropped", sourceLocation: sourceLocation)
+    }
+
     /// A newcomer's client read coefficient lines at 20 a second against the stream's 30 (and one read 2,000
     /// bytes a second): it took bytes all along, yet after a minute or so it was disconnected as "not reading"
     /// and never got a `dropped` line. The kernel frees a unix socket's write memory one sent chunk at a time,
@@ -481,53 +504,38 @@ struct EventServerSocketTests {
     /// longer than the write timeout. Sends are 4 KiB at most now (here: a timeout of 2 s, a reader of 5 KB a
     /// second, who frees a 4 KiB chunk every 0.8 s and a 36 KiB one every 7 s).
     @Test func aClientReadingSlowerThanTheStreamStaysAndLearnsOfTheLinesItLost() throws {
-        let sandbox = Sandbox()
-        let server = try makeServer(sandbox, options: .init(queueCapacity: 1024, writeTimeout: 2))
-        defer { server.stop() }
-        let fd = try LinuxSocketSyscalls().connect(path: sandbox.socket)
-        defer { LinuxSocketSyscalls().close(fd) }
-        #expect(Self.waitUntil { server.clientCount == 1 })
-        let publishing = DispatchSemaphore(value: 0)
-        let publisher = Thread {
-            // About 200 KB a second (20 event lines every 10 ms) for 6 s, forty times what the client reads:
-            // the socket buffer is full within a second and a long queue waits behind it.
-            let end = Date().addingTimeInterval(6)
-            var frame = 0
-            while Date() < end {
-                for _ in 0..<20 {
-                    server.publish(event: Self.event("smile", frame: frame))
-                    frame += 1
+        try withRawClient(.init(queueCapacity: 1024, writeTimeout: 2)) { server, fd in
+            let publishing = DispatchSemaphore(value: 0)
+            let publisher = Thread {
+                // About 200 KB a second (20 event lines every 10 ms) for 6 s, forty times what the client reads:
+                // the socket buffer is full within a second and a long queue waits behind it.
+                let end = Date().addingTimeInterval(6)
+                var frame = 0
+                while Date() < end {
+                    for _ in 0..<20 {
+                        server.publish(event: Self.event("smile", frame: frame))
+                        frame += 1
+                    }
+                    usleep(10_000)
                 }
-                usleep(10_000)
+                publishing.signal()
             }
-            publishing.signal()
+            publisher.start()
+            let read = Self.readSlowly(fd, seconds: 6, chunk: 500, interval: 0.1)
+            #expect(publishing.wait(timeout: .now() + 10) == .success)
+            Self.expectStayedAndToldOfLoss(read, server)
+            #expect(read.types.first == "hello")
         }
-        publisher.start()
-        let (types, closed) = Self.readSlowly(fd, seconds: 6, chunk: 500, interval: 0.1)
-        #expect(publishing.wait(timeout: .now() + 10) == .success)
-        #expect(!closed, "the slow reader was disconnected after \(types.count) lines")
-        #expect(server.clientCount == 1)
-        #expect(types.first == "hello")
-        let sawDropped = types.contains("dropped")
-        #expect(sawDropped, "\(types.count) lines, none of them dropped")
     }
 
     /// The same reader after a burst, with nothing published since (no new line wakes the server to try a
     /// send; poll(2) calls a unix socket writable only once three quarters of its buffer drained, 15 s at
     /// this pace): the send tried at the write timeout finds the room a 4 KiB chunk read whole left.
     @Test func aClientReadingABurstSlowlyStays() throws {
-        let sandbox = Sandbox()
-        let server = try makeServer(sandbox, options: .init(queueCapacity: 1024, writeTimeout: 2))
-        defer { server.stop() }
-        let fd = try LinuxSocketSyscalls().connect(path: sandbox.socket)
-        defer { LinuxSocketSyscalls().close(fd) }
-        #expect(Self.waitUntil { server.clientCount == 1 })
-        for frame in 0..<4000 { server.publish(event: Self.event("smile", frame: frame)) }  // about 440 KB
-        let (types, closed) = Self.readSlowly(fd, seconds: 5, chunk: 1000, interval: 0.1)
-        #expect(!closed, "the slow reader was disconnected after \(types.count) lines")
-        #expect(server.clientCount == 1)
-        let sawDropped = types.contains("dropped")
-        #expect(sawDropped, "\(types.count) lines, none of them dropped")
+        try withRawClient(.init(queueCapacity: 1024, writeTimeout: 2)) { server, fd in
+            for frame in 0..<4000 { server.publish(event: Self.event("smile", frame: frame)) }  // about 440 KB
+            Self.expectStayedAndToldOfLoss(Self.readSlowly(fd, seconds: 5, chunk: 1000, interval: 0.1), server)
+        }
     }
 
     /// A status line published while a slow client's queue overflows reaches it (the events around it are
@@ -559,22 +567,18 @@ struct EventServerSocketTests {
     /// (`FIONREAD`).
     @Test func aClientsSendBufferHoldsLittleOfTheStream() throws {
         func inFlightAfterAFlood(sendBufferSize: Int32?) throws -> Int32 {
-            let sandbox = Sandbox()
             var options = EventServer.Options(queueCapacity: 1024, writeTimeout: 10)
             options.sendBufferSize = sendBufferSize
-            let server = try makeServer(sandbox, options: options)
-            defer { server.stop() }
-            let fd = try LinuxSocketSyscalls().connect(path: sandbox.socket)
-            defer { LinuxSocketSyscalls().close(fd) }
-            #expect(Self.waitUntil { server.clientCount == 1 })
-            for frame in 0..<6000 { server.publish(event: Self.event("blink", frame: frame)) }
             var waiting: Int32 = 0
-            var last: Int32 = -1
-            // Until the server has filled the socket (the amount stops growing).
-            while waiting != last {
-                last = waiting
-                usleep(200_000)
-                _ = ioctl(fd, UInt(FIONREAD), &waiting)
+            try withRawClient(options) { server, fd in
+                for frame in 0..<6000 { server.publish(event: Self.event("blink", frame: frame)) }
+                var last: Int32 = -1
+                // Until the server has filled the socket (the amount stops growing).
+                while waiting != last {
+                    last = waiting
+                    usleep(200_000)
+                    _ = ioctl(fd, UInt(FIONREAD), &waiting)
+                }
             }
             return waiting
         }
